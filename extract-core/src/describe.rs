@@ -1,0 +1,64 @@
+//! What the derive knows about a type, kept for run time: [`TypeInfo`] and
+//! [`FieldInfo`]. The structure layer reads it to give a missing field its
+//! recoverability tag, at any depth.
+
+use crate::{FieldPath, violation::Segment};
+
+/// A derived type's names, tags and checks, as the derive saw them.
+#[derive(Debug)]
+pub struct TypeInfo {
+    /// The Rust name of the type.
+    pub rust_name: &'static str,
+    /// The tool name (`#[extract(name = ...)]`, else snake_case of the type name).
+    pub tool_name: &'static str,
+    /// The tool description (`#[extract(description = ...)]`, else the doc comment).
+    pub description: &'static str,
+    /// The fields the model sees, in declaration order (skipped fields are absent).
+    pub fields: &'static [FieldInfo],
+    /// The checks of the type, in the JSON names the model sees.
+    pub checks: &'static [&'static str],
+}
+
+/// One field the model sees.
+#[derive(Debug)]
+pub struct FieldInfo {
+    /// The Rust name.
+    pub rust_name: &'static str,
+    /// The JSON name (after serde's `rename` and `rename_all`).
+    pub json_name: &'static str,
+    /// Whether the field must be present (not `Option`, not `#[serde(default)]`).
+    pub required: bool,
+    /// `false` when tagged `#[extract(recoverable = false)]`: absence means the
+    /// datum is not in the source.
+    pub recoverable: bool,
+    /// The derived type inside the field (through `Vec`, `Option`, `Box`), if any.
+    pub nested: fn() -> Option<&'static TypeInfo>,
+}
+
+impl TypeInfo {
+    /// The field with JSON name `json_name`.
+    pub fn field(&self, json_name: &str) -> Option<&'static FieldInfo> {
+        self.fields.iter().find(|f| f.json_name == json_name)
+    }
+
+    /// The field a path names, following nested derived types (indices are skipped).
+    pub fn field_at(&'static self, path: &FieldPath) -> Option<&'static FieldInfo> {
+        let mut ty: &'static TypeInfo = self;
+        let mut found = None;
+        for segment in path.segments() {
+            let Segment::Key(key) = segment else { continue };
+            if found.is_some() {
+                let field: &'static FieldInfo = found?;
+                ty = (field.nested)()?;
+            }
+            found = Some(ty.field(key)?);
+        }
+        found
+    }
+
+    /// Whether an absent value at `path` can be fixed by a retry (the field's
+    /// tag; `true` for anything the derive does not know).
+    pub fn recoverable_at(&'static self, path: &FieldPath) -> bool {
+        self.field_at(path).is_none_or(|f| f.recoverable)
+    }
+}

@@ -1,0 +1,73 @@
+//! [`Error`]: transport and configuration failures. Validation results are
+//! never errors; they are [`Outcome`](crate::Outcome)s.
+
+use std::fmt;
+
+/// A failure to reach a model or to configure a run. Every validation result is
+/// an `Outcome`, never an `Error`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The model API answered with an error status.
+    #[error("{}", api_message(.status, .error_type, .message, .request_id))]
+    Api {
+        /// HTTP status.
+        status: u16,
+        /// The API's error type, such as `invalid_request_error`.
+        error_type: String,
+        /// The API's message.
+        message: String,
+        /// The `request-id` header, when the API sent one.
+        request_id: Option<String>,
+    },
+    /// The request did not complete: connection refused or reset, timeout, a body cut short.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// The API answered with something that is not a well-formed reply.
+    #[error("invalid response from the model API: {0}")]
+    InvalidResponse(String),
+    /// The run is misconfigured: a missing key, a bad option, a blocking call inside a runtime.
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// A scripted model was called more times than it has replies.
+    #[error("the scripted model has no reply left for call {call}")]
+    ScriptExhausted {
+        /// The 1-based number of the call that found the script empty.
+        call: usize,
+    },
+}
+
+fn api_message(status: &u16, error_type: &str, message: &str, request_id: &Option<String>) -> String {
+    let mut out = format!("model API returned {status} {error_type}: {message}");
+    if let Some(id) = request_id {
+        out.push_str(&format!(" (request-id {id})"));
+    }
+    out
+}
+
+impl Error {
+    /// An API error status with the API's error type and message.
+    pub fn api(
+        status: u16,
+        error_type: impl Into<String>,
+        message: impl Into<String>,
+        request_id: Option<String>,
+    ) -> Error {
+        Error::Api { status, error_type: error_type.into(), message: message.into(), request_id }
+    }
+
+    /// A transport failure described by `message`.
+    pub fn transport(message: impl fmt::Display) -> Error {
+        Error::Transport(message.to_string())
+    }
+
+    /// A reply that could not be understood.
+    pub fn invalid_response(message: impl fmt::Display) -> Error {
+        Error::InvalidResponse(message.to_string())
+    }
+
+    /// A configuration mistake described by `message`.
+    pub fn config(message: impl fmt::Display) -> Error {
+        Error::Config(message.to_string())
+    }
+}

@@ -1,0 +1,29 @@
+//! Runtime of `extract`. Use it through the facade crate `extract`, which
+//! re-exports everything here together with `#[derive(Extractable)]`.
+
+mod describe;
+mod error;
+mod extractable;
+mod model;
+mod prompt;
+pub mod structure;
+mod tool;
+mod usage;
+mod validate;
+mod violation;
+
+pub use describe::{FieldInfo, TypeInfo};
+pub use error::Error;
+pub use extractable::Extractable;
+pub use model::{Model, ModelFuture, Reply, ReplyContent, Truncation};
+pub use prompt::{Correction, Prompt};
+pub use tool::Tool;
+pub use usage::Usage;
+pub use validate::validate;
+pub use violation::{Code, FieldPath, Fingerprint, Layer, Segment, Violation, Violations, quote_prefix};
+
+/// Items the derive's generated code reaches through `::extract::__private`. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::extractable::TypeCache;
+}
