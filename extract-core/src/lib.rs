@@ -17,7 +17,7 @@ pub use error::Error;
 pub use extractable::Extractable;
 pub use model::{Model, ModelFuture, Reply, ReplyContent, Truncation};
 pub use prompt::{Correction, Prompt};
-pub use tool::Tool;
+pub use tool::{StrictError, Tool};
 pub use usage::Usage;
 pub use validate::validate;
 pub use violation::{Code, FieldPath, Fingerprint, Layer, Segment, Violation, Violations, quote_prefix};

@@ -28,3 +28,22 @@ pub struct Tool {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub strict: bool,
 }
+
+/// Why a tool cannot be made strict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}` cannot be made strict: {reason}")]
+pub struct StrictError {
+    /// The tool's name.
+    pub tool: String,
+    /// What stands in the way, naming the property where there is one.
+    pub reason: String,
+}
+
+impl Tool {
+    /// A copy fit for Claude's strict tool use (see `strict.rs`).
+    pub fn strict(&self) -> Result<Tool, StrictError> {
+        let mut tool = self.clone();
+        tool.strict = true;
+        Ok(tool)
+    }
+}
