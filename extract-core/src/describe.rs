@@ -15,8 +15,8 @@ pub struct TypeInfo {
     pub description: &'static str,
     /// The fields the model sees, in declaration order (skipped fields are absent).
     pub fields: &'static [FieldInfo],
-    /// The checks of the type, in the JSON names the model sees.
-    pub checks: &'static [&'static str],
+    /// The `#[check]`s of the type.
+    pub checks: &'static [crate::check::CheckMeta],
 }
 
 /// One field the model sees.

@@ -23,6 +23,10 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
     fn __describe() -> &'static TypeInfo;
 
     #[doc(hidden)]
+    /// Runs the type's checks, then those of every nested value.
+    fn __audit(&self, audit: &mut crate::check::Audit<'_>);
+
+    #[doc(hidden)]
     /// Built once per type: the tool and the compiled structural validator.
     fn __cache() -> &'static TypeCache;
 }
@@ -51,7 +55,13 @@ impl TypeCache {
                 description.push_str("The input must satisfy these checks:");
                 for check in info.checks {
                     description.push_str("\n- ");
-                    description.push_str(check);
+                    match check.with {
+                        Some(function) => description.push_str(&format!("passes `{function}`")),
+                        None => description.push_str(&info.render(check.rule)),
+                    }
+                    if let Some(tolerance) = check.tolerance {
+                        description.push_str(&format!(" (tolerance {tolerance})"));
+                    }
                 }
             }
             let tool =

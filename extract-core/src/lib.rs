@@ -1,11 +1,14 @@
 //! Runtime of `extract`. Use it through the facade crate `extract`, which
 //! re-exports everything here together with `#[derive(Extractable)]`.
 
+#[doc(hidden)]
+pub mod check;
 mod describe;
 mod error;
 mod extractable;
 mod model;
 mod prompt;
+mod sourced;
 pub mod structure;
 mod tool;
 mod usage;
@@ -17,6 +20,7 @@ pub use error::Error;
 pub use extractable::Extractable;
 pub use model::{Model, ModelFuture, Reply, ReplyContent, Truncation};
 pub use prompt::{Correction, Prompt};
+pub use sourced::{QuotedValue, Sourced};
 pub use tool::{StrictError, Tool};
 pub use usage::Usage;
 pub use validate::validate;
@@ -25,5 +29,12 @@ pub use violation::{Code, FieldPath, Fingerprint, Layer, Segment, Violation, Vio
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::check::*;
     pub use crate::extractable::TypeCache;
+    pub use crate::{FieldInfo, TypeInfo};
+    pub use schemars;
+    pub use serde;
+    pub use std::marker::PhantomData;
+    pub use std::option::Option::{self, None, Some};
+    pub use std::result::Result::{self, Err, Ok};
 }

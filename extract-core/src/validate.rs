@@ -1,14 +1,119 @@
-//! [`validate`]: the three validation layers over one output.
+//! [`validate`]: the structure and semantic layers over one tool input.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::{Extractable, Violations};
+use crate::check::Audit;
+use crate::structure::serde_violation;
+use crate::{Code, Extractable, FieldPath, Layer, Violation, Violations};
 
-/// Validates one tool input against `T`: syntax, structure, then semantics.
-pub fn validate<T: Extractable>(output: &Value, _document: &str) -> Result<T, Violations> {
-    let _ = T::__cache();
+/// Validates one tool input against `T`, stopping at the first layer that
+/// fails and reporting every violation of that layer.
+///
+/// - Syntax: the input must be a JSON object.
+/// - Structure: the object must match `T` (fields, types, schema keywords).
+///   Deserialization runs first; the schema validator runs only when it fails
+///   or when `T`'s schema holds keywords serde does not enforce.
+/// - Semantic: the `#[check]` rules of `T` and of every nested value, and the
+///   quotes of every `Sourced` value, against `document`.
+///
+/// A check that panics is caught and reported as one `validator_panicked`
+/// violation (this needs the default `panic = "unwind"`).
+///
+/// ```
+/// use extract::Extractable;
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Extractable)]
+/// #[check(amount >= 0)]
+/// struct Payment { amount: f64 }
+///
+/// let ok = extract::validate::<Payment>(&serde_json::json!({"amount": 12.5}), "").unwrap();
+/// assert_eq!(ok.amount, 12.5);
+///
+/// let err = extract::validate::<Payment>(&serde_json::json!({"amount": -1}), "").unwrap_err();
+/// assert_eq!(err[0].code, "check_failed");
+/// assert_eq!(err[0].path.to_string(), "amount");
+/// ```
+pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Violations> {
+    if !output.is_object() {
+        return Err(Violations::one(Violation::new(
+            Layer::Syntax,
+            Code::INVALID_TYPE,
+            FieldPath::root(),
+            format!("the tool input must be a JSON object, got {}", describe_json(output)),
+        )));
+    }
+    let value = structure::<T>(output)?;
+    semantic(&value, document)?;
+    Ok(value)
+}
+
+/// The structure layer alone: the output deserialized into `T`, or every
+/// structural violation.
+fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
+    let cache = T::__cache();
+    let info = T::__describe();
     match T::deserialize(output) {
-        Ok(v) => Ok(v),
-        Err(_) => todo!(),
+        Ok(value) if !cache.structure.needs_schema_pass() => Ok(value),
+        Ok(value) => match Violations::new(cache.structure.violations(output, info)) {
+            None => Ok(value),
+            Some(violations) => Err(violations),
+        },
+        Err(_) => {
+            let mut violations = cache.structure.violations(output, info);
+            if violations.is_empty() {
+                // Serde rejected what the schema accepts (e.g. 300 for a `u8`):
+                // the output still gets a violation, with serde's path.
+                let error = serde_path_to_error::deserialize::<_, T>(output)
+                    .err()
+                    .expect("deserialization failed a moment ago and is deterministic");
+                violations.push(serde_violation(output, error, info));
+            }
+            Err(Violations::new(violations).expect("not empty"))
+        }
+    }
+}
+
+/// The semantic layer alone: the checks and quotes of `value` and everything inside it.
+pub(crate) fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), Violations> {
+    let mut audit = Audit::new(document);
+    let walked = catch_unwind(AssertUnwindSafe(|| {
+        value.__audit(&mut audit);
+        audit
+    }));
+    match walked {
+        Ok(audit) => match Violations::new(audit.into_violations()) {
+            None => Ok(()),
+            Some(violations) => Err(violations),
+        },
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            Err(Violations::one(
+                Violation::new(
+                    Layer::Semantic,
+                    Code::VALIDATOR_PANICKED,
+                    FieldPath::root(),
+                    format!("a validator of `{}` panicked: {reason}", T::__describe().rust_name),
+                )
+                .recoverable(false),
+            ))
+        }
+    }
+}
+
+/// A JSON value's type, for messages.
+pub(crate) fn describe_json(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }

@@ -404,3 +404,12 @@ pub fn quote_prefix(text: &str) -> String {
         }
     }
 }
+
+/// Cuts text to a short prefix for a message, saying how long it was.
+pub(crate) fn shorten(text: &str) -> String {
+    const MAX_CHARS: usize = 60;
+    match text.char_indices().nth(MAX_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} characters)", &text[..cut], text.chars().count()),
+    }
+}

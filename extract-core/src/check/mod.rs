@@ -1,0 +1,41 @@
+//! The run-time half of the check language. `#[check(...)]` expressions are
+//! lowered by the derive into calls of the items here; the traits carry
+//! `#[diagnostic::on_unimplemented]` messages so a type error in a check reads
+//! as an error about the check, on the user's token.
+//!
+//! Semantics (also in the README): an absent operand (`None`, or `min`/`max` of
+//! an empty collection) makes a comparison *absent*, and a check whose result
+//! is absent holds vacuously; `&&`, `||` and `!` treat absent like SQL's
+//! unknown, so `false && absent` is `false`.
+
+mod audit;
+mod num;
+mod ops;
+mod path;
+mod render;
+
+pub use audit::{Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, NestedNone, NestedProbe, NestedSome};
+pub use num::{ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, kind};
+pub use ops::*;
+pub use path::*;
+pub use render::{
+    CheckMeta, Probe, Recorder, RulePiece, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown,
+};
+
+/// Why a check could not be evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalError {
+    /// An integer result left the range of `i128`, or a `Decimal` its range.
+    Overflow,
+    /// A division by zero.
+    DivisionByZero,
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EvalError::Overflow => "arithmetic overflow",
+            EvalError::DivisionByZero => "division by zero",
+        })
+    }
+}

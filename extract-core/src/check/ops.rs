@@ -1,0 +1,473 @@
+//! Operators and functions of the check language over operands that may be absent.
+
+use std::cmp::Ordering;
+
+use super::EvalError;
+use super::num::{ArithOp, Computed, Meet, Num, Number, UniqueKey};
+
+/// An operand value: a reference to a field, or a computed value.
+pub trait Val {
+    /// The value's type as the check sees it.
+    type T: ?Sized;
+    /// The value.
+    fn val(&self) -> &Self::T;
+}
+
+impl<T: ?Sized> Val for &T {
+    type T = T;
+    fn val(&self) -> &T {
+        self
+    }
+}
+
+macro_rules! owned_val {
+    ($($t:ty),*) => {$(
+        impl Val for $t {
+            type T = $t;
+            fn val(&self) -> &$t { self }
+        }
+    )*};
+}
+owned_val!(bool, super::IntLit, super::FloatLit);
+
+impl<K> Val for Computed<K> {
+    type T = Computed<K>;
+    fn val(&self) -> &Computed<K> {
+        self
+    }
+}
+
+/// Two values a check can compare.
+#[diagnostic::on_unimplemented(
+    message = "cannot compare `{Self}` with `{R}` in a check",
+    label = "these operands do not compare",
+    note = "a check compares numbers with numbers (integers promote to floats or `Decimal`s), text with text, booleans with booleans, dates with dates, and a field with an enum variant (`status == Status::Paid`)",
+    note = "a path through a collection names many values: use it inside `sum`, `count`, `min`, `max` or `unique`"
+)]
+pub trait Compare<R: ?Sized> {
+    /// The order of `self` and `other` (`Equal` within `tolerance`).
+    fn compare(&self, other: &R, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError>;
+}
+
+impl<L: Number + ?Sized, R: Number + ?Sized> Compare<R> for L
+where
+    L::Kind: Meet<R::Kind>,
+{
+    fn compare(&self, other: &R, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+        self.num().compare(other.num(), tolerance)
+    }
+}
+
+macro_rules! compare_ord {
+    ($($l:ty => $r:ty),* $(,)?) => {$(
+        impl Compare<$r> for $l {
+            fn compare(&self, other: &$r, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+                Ok(Some(<str as Ord>::cmp(self.as_ref(), other.as_ref())))
+            }
+        }
+    )*};
+}
+compare_ord!(String => String, String => str, str => String, str => str);
+
+impl Compare<bool> for bool {
+    fn compare(&self, other: &bool, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+        Ok(Some(self.cmp(other)))
+    }
+}
+
+#[cfg(feature = "chrono")]
+macro_rules! compare_dates {
+    ($($t:ty),*) => {$(
+        impl Compare<$t> for $t {
+            fn compare(&self, other: &$t, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+                Ok(self.partial_cmp(other))
+            }
+        }
+    )*};
+}
+#[cfg(feature = "chrono")]
+compare_dates!(
+    chrono::NaiveDate,
+    chrono::NaiveDateTime,
+    chrono::NaiveTime,
+    chrono::DateTime<chrono::Utc>,
+    chrono::DateTime<chrono::FixedOffset>
+);
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// `l op r`; absent when either side is absent (or the two do not order, like NaN).
+pub fn compare<A: Val, B: Val>(
+    l: Option<A>,
+    op: CmpOp,
+    r: Option<B>,
+    tolerance: Option<Num>,
+) -> Result<Option<bool>, EvalError>
+where
+    A::T: Compare<B::T>,
+{
+    let (Some(l), Some(r)) = (l, r) else { return Ok(None) };
+    let Some(order) = l.val().compare(r.val(), tolerance)? else { return Ok(None) };
+    Ok(Some(match op {
+        CmpOp::Eq => order == Ordering::Equal,
+        CmpOp::Ne => order != Ordering::Equal,
+        CmpOp::Lt => order == Ordering::Less,
+        CmpOp::Le => order != Ordering::Greater,
+        CmpOp::Gt => order == Ordering::Greater,
+        CmpOp::Ge => order != Ordering::Less,
+    }))
+}
+
+/// `field == Enum::Variant` (or `!=`): equality through `PartialEq`.
+pub fn eq_variant<A: Val>(l: Option<A>, variant: &A::T, equal: bool) -> Option<bool>
+where
+    A::T: PartialEq,
+{
+    l.map(|l| (l.val() == variant) == equal)
+}
+
+/// `l op r` for `+ - * /`; absent when either side is absent.
+#[allow(clippy::type_complexity)]
+pub fn arith<A: Val, B: Val>(
+    l: Option<A>,
+    op: ArithOp,
+    r: Option<B>,
+) -> Result<Option<Computed<<<A::T as Number>::Kind as Meet<<B::T as Number>::Kind>>::Out>>, EvalError>
+where
+    A::T: Number,
+    B::T: Number,
+    <A::T as Number>::Kind: Meet<<B::T as Number>::Kind>,
+{
+    let (Some(l), Some(r)) = (l, r) else { return Ok(None) };
+    Ok(Some(Computed::new(l.val().num().arith(op, r.val().num())?)))
+}
+
+/// `-x`.
+pub fn neg<A: Val>(x: Option<A>) -> Result<Option<Computed<<A::T as Number>::Kind>>, EvalError>
+where
+    A::T: Number,
+{
+    x.map(|x| x.val().num().neg().map(Computed::new)).transpose()
+}
+
+/// `abs(x)`.
+pub fn abs<A: Val>(x: Option<A>) -> Result<Option<Computed<<A::T as Number>::Kind>>, EvalError>
+where
+    A::T: Number,
+{
+    x.map(|x| x.val().num().abs().map(Computed::new)).transpose()
+}
+
+/// A value `&&`, `||` and `!` accept.
+#[diagnostic::on_unimplemented(
+    message = "`&&`, `||` and `!` need true or false, not `{Self}`",
+    label = "not a boolean"
+)]
+pub trait Truth {
+    /// The truth value; `None` when absent.
+    fn truth(self) -> Option<bool>;
+}
+
+impl Truth for Option<bool> {
+    fn truth(self) -> Option<bool> {
+        self
+    }
+}
+
+impl Truth for Option<&bool> {
+    fn truth(self) -> Option<bool> {
+        self.copied()
+    }
+}
+
+/// The truth value of a logical operand.
+pub fn truth<T: Truth>(x: T) -> Option<bool> {
+    x.truth()
+}
+
+/// `!x`; absent stays absent.
+pub fn not<T: Truth>(x: T) -> Option<bool> {
+    x.truth().map(|b| !b)
+}
+
+/// `l && r` given both sides (the caller skips `r` when `l` is false).
+pub fn and(l: Option<bool>, r: Option<bool>) -> Option<bool> {
+    match (l, r) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+/// `l || r` given both sides (the caller skips `r` when `l` is true).
+pub fn or(l: Option<bool>, r: Option<bool>) -> Option<bool> {
+    match (l, r) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    }
+}
+
+/// Values `sum` accepts.
+#[diagnostic::on_unimplemented(
+    message = "cannot sum `{Self}` in a check",
+    label = "`sum` needs numbers",
+    note = "`sum` adds integers, floats or `Decimal`s; use `count` to count values"
+)]
+pub trait Summable {
+    /// The number kind of the sum.
+    type Kind;
+    /// The value as a number.
+    fn summand(&self) -> Num;
+}
+
+impl<T: Number + ?Sized> Summable for T {
+    type Kind = T::Kind;
+    fn summand(&self) -> Num {
+        self.num()
+    }
+}
+
+/// The running state of `sum(path)`: wide integers, overflow remembered.
+pub struct Sum<K> {
+    total: Result<Num, EvalError>,
+    kind: std::marker::PhantomData<K>,
+}
+
+impl<K> Default for Sum<K> {
+    fn default() -> Self {
+        Sum { total: Ok(Num::Int(0)), kind: std::marker::PhantomData }
+    }
+}
+
+impl<K> Sum<K> {
+    /// Adds one value.
+    pub fn add<X: Summable<Kind = K> + ?Sized>(&mut self, x: &X) {
+        if let Ok(total) = self.total {
+            self.total = total.arith(ArithOp::Add, x.summand());
+        }
+    }
+
+    /// The sum (zero for an empty collection).
+    pub fn finish(self) -> Result<Option<Computed<K>>, EvalError> {
+        self.total.map(|t| Some(Computed::new(t)))
+    }
+}
+
+/// Values `min` and `max` accept.
+#[diagnostic::on_unimplemented(
+    message = "`min` and `max` cannot order `{Self}` in a check",
+    label = "`min` and `max` need numbers"
+)]
+pub trait Extremum {
+    /// The number kind.
+    type Kind;
+    /// The value as a number.
+    fn extremum(&self) -> Num;
+}
+
+impl<T: Number + ?Sized> Extremum for T {
+    type Kind = T::Kind;
+    fn extremum(&self) -> Num {
+        self.num()
+    }
+}
+
+/// The running state of `min(path)` or `max(path)`.
+pub struct MinMax<K> {
+    best: Result<Option<Num>, EvalError>,
+    want: Ordering,
+    kind: std::marker::PhantomData<K>,
+}
+
+impl<K> MinMax<K> {
+    /// The state of `min`.
+    pub fn min() -> Self {
+        MinMax { best: Ok(None), want: Ordering::Less, kind: std::marker::PhantomData }
+    }
+
+    /// The state of `max`.
+    pub fn max() -> Self {
+        MinMax { best: Ok(None), want: Ordering::Greater, kind: std::marker::PhantomData }
+    }
+
+    /// Considers one value.
+    pub fn add<X: Extremum<Kind = K> + ?Sized>(&mut self, x: &X) {
+        let x = x.extremum();
+        if let Ok(best) = &mut self.best {
+            match best {
+                None => *best = Some(x),
+                Some(b) => match x.compare(*b, Some(Num::Int(0))) {
+                    Ok(Some(order)) if order == self.want => *best = Some(x),
+                    Ok(_) => {}
+                    Err(e) => self.best = Err(e),
+                },
+            }
+        }
+    }
+
+    /// The extreme value; absent for an empty collection.
+    pub fn finish(self) -> Result<Option<Computed<K>>, EvalError> {
+        self.best.map(|b| b.map(Computed::new))
+    }
+}
+
+/// The running state of `count(path)`.
+#[derive(Default)]
+pub struct Count(i128);
+
+impl Count {
+    /// Counts one value.
+    pub fn add<X: ?Sized>(&mut self, _: &X) {
+        self.0 += 1;
+    }
+
+    /// The count.
+    pub fn finish(self) -> Result<Option<Computed<super::kind::Integer>>, EvalError> {
+        Ok(Some(Computed::new(Num::Int(self.0))))
+    }
+}
+
+/// A key `unique` compares values by.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key<'a> {
+    /// A number (floats by total order).
+    #[allow(private_interfaces)]
+    Num(UniqueKey),
+    /// Text.
+    Str(&'a str),
+    /// A boolean.
+    Bool(bool),
+    /// A date or time, as its ISO text.
+    Date(String),
+}
+
+/// Values `unique` accepts.
+#[diagnostic::on_unimplemented(
+    message = "`unique` cannot compare `{Self}` values in a check",
+    label = "`unique` needs numbers, text, booleans or dates"
+)]
+pub trait UniqueItem {
+    /// The key of this value.
+    fn key(&self) -> Key<'_>;
+}
+
+macro_rules! unique_num {
+    ($($t:ty),*) => {$(
+        impl UniqueItem for $t {
+            fn key(&self) -> Key<'_> { Key::Num(self.num().unique_key()) }
+        }
+    )*};
+}
+unique_num!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+#[cfg(feature = "decimal")]
+unique_num!(rust_decimal::Decimal);
+
+impl UniqueItem for String {
+    fn key(&self) -> Key<'_> {
+        Key::Str(self)
+    }
+}
+
+impl UniqueItem for str {
+    fn key(&self) -> Key<'_> {
+        Key::Str(self)
+    }
+}
+
+impl UniqueItem for bool {
+    fn key(&self) -> Key<'_> {
+        Key::Bool(*self)
+    }
+}
+
+#[cfg(feature = "chrono")]
+macro_rules! unique_date {
+    ($($t:ty),*) => {$(
+        impl UniqueItem for $t {
+            fn key(&self) -> Key<'_> { Key::Date(self.to_string()) }
+        }
+    )*};
+}
+#[cfg(feature = "chrono")]
+unique_date!(chrono::NaiveDate, chrono::NaiveDateTime, chrono::NaiveTime);
+
+/// The running state of `unique(path)`.
+#[derive(Default)]
+pub struct Unique<'a>(Vec<Key<'a>>);
+
+impl<'a> Unique<'a> {
+    /// Considers one value.
+    pub fn add<X: UniqueItem + ?Sized>(&mut self, x: &'a X) {
+        self.0.push(x.key());
+    }
+
+    /// Whether no two values were equal.
+    pub fn finish(mut self) -> Result<Option<bool>, EvalError> {
+        self.0.sort_unstable();
+        Ok(Some(self.0.windows(2).all(|w| w[0] != w[1])))
+    }
+}
+
+/// Values `len` measures.
+#[diagnostic::on_unimplemented(
+    message = "`len` cannot measure `{Self}` in a check",
+    label = "`len` takes text or a collection"
+)]
+pub trait Length {
+    /// Characters of text, elements of a collection.
+    fn length(&self) -> usize;
+}
+
+impl Length for String {
+    fn length(&self) -> usize {
+        self.chars().count()
+    }
+}
+
+impl Length for str {
+    fn length(&self) -> usize {
+        self.chars().count()
+    }
+}
+
+impl<T> Length for Vec<T> {
+    fn length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T> Length for [T] {
+    fn length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T: Length + ?Sized> Length for Box<T> {
+    fn length(&self) -> usize {
+        (**self).length()
+    }
+}
+
+/// `len(x)`.
+pub fn len<A: Val>(x: Option<A>) -> Option<Computed<super::kind::Integer>>
+where
+    A::T: Length,
+{
+    x.map(|x| Computed::new(Num::Int(x.val().length() as i128)))
+}

@@ -1,0 +1,234 @@
+//! Field paths of checks (`line_items.amount`). The derive resolves the first
+//! hop itself; every deeper hop goes through [`Hop`], which each type's own
+//! derive implements, so whether a hop is a collection is known to the type
+//! system and a misuse is a compile error on the user's token.
+
+use crate::Sourced;
+
+/// One card of a path: it names one value so far.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct One;
+
+/// One card of a path: it has passed through a collection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Many;
+
+/// How many values a path names so far; combined hop by hop with [`Or`].
+pub trait Card: Copy + Default {}
+impl Card for One {}
+impl Card for Many {}
+
+/// The card of a path after one more hop.
+pub trait Or<B> {
+    /// `Many` if either side is.
+    type Out: Card;
+}
+impl Or<One> for One {
+    type Out = One;
+}
+impl Or<Many> for One {
+    type Out = Many;
+}
+impl Or<One> for Many {
+    type Out = Many;
+}
+impl Or<Many> for Many {
+    type Out = Many;
+}
+
+/// Satisfied by a path that names one value.
+#[diagnostic::on_unimplemented(
+    message = "this check path passes through a collection, so it names many values",
+    label = "a collection: use the path inside `sum`, `count`, `min`, `max` or `unique`"
+)]
+pub trait IsOne {}
+impl IsOne for One {}
+
+/// Satisfied by a path that passes through a collection.
+#[diagnostic::on_unimplemented(
+    message = "this aggregate's path passes through no collection",
+    label = "`sum`, `count`, `min`, `max` and `unique` need a path through a `Vec`",
+    note = "use the field directly, or `len(...)` for the length of text"
+)]
+pub trait IsMany {}
+impl IsMany for Many {}
+
+/// A value a check path can step into: a type that derives `Extractable`, or
+/// an `Option`, `Box` or `Vec` of one.
+#[diagnostic::on_unimplemented(
+    message = "a check path cannot pass through `{Self}`: it does not derive `Extractable`",
+    label = "this step needs a type that derives `Extractable`",
+    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box` or `Vec` of one)"
+)]
+pub trait Hop {
+    /// The struct whose fields the next step names.
+    type Target;
+    /// Whether the step passes through a collection.
+    type Card: Card;
+    /// Calls `f` on every struct this value holds.
+    fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F);
+    /// The struct this value holds, if any (for single-valued steps).
+    fn get(&self) -> Option<&Self::Target>;
+}
+
+impl<T: Hop> Hop for Option<T> {
+    type Target = T::Target;
+    type Card = T::Card;
+    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+        if let Some(x) = self {
+            x.visit(f)
+        }
+    }
+    fn get(&self) -> Option<&T::Target> {
+        self.as_ref()?.get()
+    }
+}
+
+impl<T: Hop> Hop for Box<T> {
+    type Target = T::Target;
+    type Card = T::Card;
+    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+        (**self).visit(f)
+    }
+    fn get(&self) -> Option<&T::Target> {
+        (**self).get()
+    }
+}
+
+impl<T: Hop> Hop for Vec<T> {
+    type Target = T::Target;
+    type Card = Many;
+    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+        for x in self {
+            x.visit(f)
+        }
+    }
+    fn get(&self) -> Option<&T::Target> {
+        None
+    }
+}
+
+impl<T> Hop for Sourced<T> {
+    type Target = Sourced<T>;
+    type Card = One;
+    fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
+        f(self)
+    }
+    fn get(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+/// One step of a single-valued path: the struct inside `h`, if present.
+pub fn single<H: Hop>(h: &H) -> Option<&H::Target>
+where
+    H::Card: IsOne,
+{
+    h.get()
+}
+
+/// One step of an aggregate's path: `f` on every struct inside `h`, with the
+/// card of the path so far.
+pub fn each<'a, H: Hop, C: Card + Or<H::Card>, F>(h: &'a H, _card: C, mut f: F)
+where
+    F: FnMut(&'a H::Target, <C as Or<H::Card>>::Out),
+{
+    h.visit(&mut |x| f(x, Default::default()));
+}
+
+/// The last step of an aggregate's path must have passed through a collection.
+pub fn require_many<C: IsMany>(_card: C) {}
+
+/// The last value of a path, for the single-valued (`Leaf`) and aggregate
+/// (`LeafEach`) contexts. Which impl applies is chosen by method resolution
+/// on the concrete type (autoref specialisation): `Vec` first, then
+/// `Option`, then anything.
+pub struct Leaf<'a, T>(pub &'a T);
+
+/// The last value of a single-valued path, when it is an `Option`: absent on `None`.
+pub trait LeafOption<'a> {
+    /// The value inside.
+    type Out: ?Sized + 'a;
+    /// The value, if present.
+    fn value(&self) -> Option<&'a Self::Out>;
+}
+
+impl<'a, X> LeafOption<'a> for &Leaf<'a, Option<X>> {
+    type Out = X;
+    fn value(&self) -> Option<&'a X> {
+        self.0.as_ref()
+    }
+}
+
+/// The last value of a single-valued path, for any other type.
+pub trait LeafPlain<'a> {
+    /// The value.
+    type Out: ?Sized + 'a;
+    /// The value.
+    fn value(&self) -> Option<&'a Self::Out>;
+}
+
+impl<'a, X> LeafPlain<'a> for Leaf<'a, X> {
+    type Out = X;
+    fn value(&self) -> Option<&'a X> {
+        Some(self.0)
+    }
+}
+
+/// The last value of an aggregate's path, with the path's card so far.
+pub struct LeafEach<'a, T, C>(pub &'a T, pub C);
+
+/// A collection at the end of an aggregate's path: each element.
+pub trait LeafEachVec<'a> {
+    /// The element type.
+    type Item: 'a;
+    /// Calls `f` on each element.
+    fn each<F: FnMut(&'a Self::Item, Many)>(&self, f: F);
+}
+
+impl<'a, X, C> LeafEachVec<'a> for &&LeafEach<'a, Vec<X>, C> {
+    type Item = X;
+    fn each<F: FnMut(&'a X, Many)>(&self, mut f: F) {
+        for x in self.0 {
+            f(x, Many)
+        }
+    }
+}
+
+/// An `Option` at the end of an aggregate's path: the value when present.
+pub trait LeafEachOption<'a> {
+    /// The value type.
+    type Item: 'a;
+    /// The path's card.
+    type Card;
+    /// Calls `f` on the value if present.
+    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F);
+}
+
+impl<'a, X, C: Card> LeafEachOption<'a> for &LeafEach<'a, Option<X>, C> {
+    type Item = X;
+    type Card = C;
+    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) {
+        if let Some(x) = self.0 {
+            f(x, self.1)
+        }
+    }
+}
+
+/// Any other value at the end of an aggregate's path.
+pub trait LeafEachPlain<'a> {
+    /// The value type.
+    type Item: 'a;
+    /// The path's card.
+    type Card;
+    /// Calls `f` on the value.
+    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F);
+}
+
+impl<'a, X, C: Card> LeafEachPlain<'a> for LeafEach<'a, X, C> {
+    type Item = X;
+    type Card = C;
+    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) {
+        f(self.0, self.1)
+    }
+}
