@@ -37,4 +37,5 @@ pub mod __private {
     pub use std::marker::PhantomData;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
+    pub use std::sync::OnceLock;
 }

@@ -134,11 +134,40 @@ where
 }
 
 /// `field == Enum::Variant` (or `!=`): equality through `PartialEq`.
-pub fn eq_variant<A: Val>(l: Option<A>, variant: &A::T, equal: bool) -> Option<bool>
+pub fn eq_variant<A: Val, B: Val<T = A::T>>(l: Option<A>, r: Option<B>, equal: bool) -> Option<bool>
 where
     A::T: PartialEq,
 {
-    l.map(|l| (l.val() == variant) == equal)
+    let (Some(l), Some(r)) = (l, r) else { return None };
+    Some((l.val() == r.val()) == equal)
+}
+
+/// What a whole check must evaluate to.
+#[diagnostic::on_unimplemented(
+    message = "a check must be true or false, not `{Self}`",
+    label = "this rule is not a condition",
+    note = "write a comparison, like `total >= 0`"
+)]
+pub trait Verdict {
+    /// The result; `None` (absent) holds vacuously.
+    fn verdict(self) -> Option<bool>;
+}
+
+impl Verdict for Option<bool> {
+    fn verdict(self) -> Option<bool> {
+        self
+    }
+}
+
+impl Verdict for Option<&bool> {
+    fn verdict(self) -> Option<bool> {
+        self.copied()
+    }
+}
+
+/// The result of a whole check.
+pub fn verdict<T: Verdict>(x: T) -> Option<bool> {
+    x.verdict()
 }
 
 /// `l op r` for `+ - * /`; absent when either side is absent.

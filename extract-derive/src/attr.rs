@@ -1,0 +1,379 @@
+//! Attribute parsing: `#[extract(...)]`, and the parts of `#[serde(...)]` and
+//! `#[schemars(...)]` that decide the names and requiredness the model sees.
+//! Each parser records its errors and carries on, so all of them are reported.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, Lit, LitBool, LitStr};
+
+use crate::case::RenameRule;
+use crate::ctxt::{Errors, did_you_mean};
+
+/// A value with the span of the token that set it.
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// What `#[extract(...)]` on a struct says.
+#[derive(Default)]
+pub struct ContainerExtract {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<String>,
+}
+
+/// What `#[extract(...)]` on a field says.
+#[derive(Default)]
+pub struct FieldExtract {
+    pub recoverable: Option<Spanned<bool>>,
+}
+
+/// What `#[serde(...)]` on a struct says, as far as the model's view goes.
+#[derive(Default)]
+pub struct ContainerSerde {
+    pub rename_all: Option<RenameRule>,
+    pub default: bool,
+}
+
+/// What `#[serde(...)]` on a field says, as far as the model's view goes.
+#[derive(Default)]
+pub struct FieldSerde {
+    pub rename: Option<String>,
+    pub default: Option<Span>,
+    pub skip: bool,
+    pub has_custom_deserializer: bool,
+}
+
+const CONTAINER_EXTRACT_KEYS: [&str; 2] = ["name", "description"];
+const FIELD_EXTRACT_KEYS: [&str; 1] = ["recoverable"];
+
+/// Serde keys that change the shape the model must produce in ways the
+/// derive cannot mirror faithfully, with the reason.
+const UNSUPPORTED_SERDE: [(&str, &str); 9] = [
+    (
+        "flatten",
+        "`flatten` is not supported: the derive could not list the flattened fields' names, checks or tags",
+    ),
+    (
+        "alias",
+        "`alias` is not supported: the tool schema would advertise one name while other names are accepted",
+    ),
+    ("transparent", "`transparent` is not supported: the tool input must be an object with named fields"),
+    (
+        "from",
+        "`from` is not supported: the schema would describe the struct, not the type it is deserialized from",
+    ),
+    (
+        "try_from",
+        "`try_from` is not supported: the schema would describe the struct, not the type it is deserialized from",
+    ),
+    ("remote", "`remote` is not supported on an extractable type"),
+    ("tag", "`tag` applies to enums; the derive supports structs with named fields"),
+    ("untagged", "`untagged` applies to enums; the derive supports structs with named fields"),
+    ("content", "`content` applies to enums; the derive supports structs with named fields"),
+];
+
+/// The doc comment of an item, lines joined, one leading space stripped.
+pub fn doc_comment(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let syn::Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) = &nv.value
+        {
+            let line = s.value();
+            lines.push(line.strip_prefix(' ').map(str::to_string).unwrap_or(line));
+        }
+    }
+    lines.join("\n").trim().to_string()
+}
+
+/// Skips the value of a key this parser does not read (`= expr` or `(...)`).
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip_value(&inner))?;
+    }
+    Ok(())
+}
+
+fn key_name(meta: &ParseNestedMeta<'_>) -> String {
+    let path = &meta.path;
+    path.get_ident()
+        .map(|i| i.to_string())
+        .unwrap_or_else(|| quote::quote!(#path).to_string().replace(' ', ""))
+}
+
+fn parse_string(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> syn::Result<Option<LitStr>> {
+    let value = meta.value()?;
+    let lit: Lit = value.parse()?;
+    match lit {
+        Lit::Str(s) => Ok(Some(s)),
+        other => {
+            errors.spanned(&other, format!("`{key}` takes a string, like `{key} = \"...\"`"));
+            Ok(None)
+        }
+    }
+}
+
+fn parse_bool(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> syn::Result<Option<LitBool>> {
+    let value = meta.value()?;
+    let lit: Lit = value.parse()?;
+    match lit {
+        Lit::Bool(b) => Ok(Some(b)),
+        other => {
+            errors.spanned(&other, format!("`{key}` takes `true` or `false`, like `{key} = false`"));
+            Ok(None)
+        }
+    }
+}
+
+/// Remembers which keys one attribute list set, to report duplicates.
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Seen {
+    fn first_time(&mut self, meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> bool {
+        if self.0.iter().any(|k| k == key) {
+            errors.spanned(&meta.path, format!("duplicate `{key}` in `#[extract(...)]`"));
+            false
+        } else {
+            self.0.push(key.to_string());
+            true
+        }
+    }
+}
+
+/// Parses every `#[extract(...)]` on a struct.
+pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerExtract {
+    let mut out = ContainerExtract::default();
+    let mut seen = Seen::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("extract")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "name" => {
+                    let fresh = seen.first_time(&meta, "name", errors);
+                    if let Some(s) = parse_string(&meta, "name", errors)?
+                        && fresh
+                    {
+                        out.name = Some(Spanned { value: s.value(), span: s.span() });
+                    }
+                }
+                "description" => {
+                    let fresh = seen.first_time(&meta, "description", errors);
+                    if let Some(s) = parse_string(&meta, "description", errors)?
+                        && fresh
+                    {
+                        out.description = Some(s.value());
+                    }
+                }
+                "recoverable" => {
+                    errors.spanned(
+                        &meta.path,
+                        "`recoverable` is a field tag: put `#[extract(recoverable = false)]` on a field",
+                    );
+                    skip_value(&meta)?;
+                }
+                _ => {
+                    errors.spanned(
+                        &meta.path,
+                        format!(
+                            "unknown key `{key}` in `#[extract(...)]` on a struct (expected `name` or `description`){}",
+                            did_you_mean(&key, CONTAINER_EXTRACT_KEYS)
+                        ),
+                    );
+                    skip_value(&meta)?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// Parses every `#[extract(...)]` on a field.
+pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
+    let mut out = FieldExtract::default();
+    let mut seen = Seen::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("extract")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            if key == "recoverable" {
+                let fresh = seen.first_time(&meta, "recoverable", errors);
+                if let Some(b) = parse_bool(&meta, "recoverable", errors)?
+                    && fresh
+                {
+                    out.recoverable = Some(Spanned { value: b.value, span: meta.path.span() });
+                }
+            } else {
+                let hint = if CONTAINER_EXTRACT_KEYS.contains(&key.as_str()) {
+                    format!("; `{key}` belongs on the struct")
+                } else {
+                    did_you_mean(&key, FIELD_EXTRACT_KEYS)
+                };
+                errors.spanned(
+                    &meta.path,
+                    format!(
+                        "unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable`){hint}"
+                    ),
+                );
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// Reads `rename(serialize = .., deserialize = ..)`-style values: both sides
+/// must agree, since the tool input and the output packet use one set of names.
+fn symmetric_string(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<LitStr>> {
+    if meta.input.peek(syn::Token![=]) {
+        return parse_string(meta, key, errors);
+    }
+    let mut serialize = None;
+    let mut deserialize = None;
+    meta.parse_nested_meta(|inner| {
+        let which = key_name(&inner);
+        let value = parse_string(&inner, &which, errors)?;
+        match which.as_str() {
+            "serialize" => serialize = value,
+            "deserialize" => deserialize = value,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    match (serialize, deserialize) {
+        (Some(s), Some(d)) if s.value() == d.value() => Ok(Some(d)),
+        _ => {
+            errors.spanned(
+                &meta.path,
+                format!(
+                    "asymmetric `{key}` is not supported: the tool schema and the output packet must use the same names; write `{key} = \"...\"`"
+                ),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Parses every `#[serde(...)]` on a struct.
+pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSerde {
+    let mut out = ContainerSerde::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "rename_all" => {
+                    if let Some(rule) = symmetric_string(&meta, "rename_all", errors)? {
+                        match RenameRule::parse(&rule.value()) {
+                            Some(r) => out.rename_all = Some(r),
+                            None => errors.spanned(
+                                &rule,
+                                format!(
+                                    "unknown `rename_all` rule \"{}\"; expected one of {}",
+                                    rule.value(),
+                                    RenameRule::NAMES.join(", ")
+                                ),
+                            ),
+                        }
+                    }
+                }
+                "default" => {
+                    out.default = true;
+                    skip_value(&meta)?;
+                }
+                _ => {
+                    if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
+                        errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
+                    }
+                    skip_value(&meta)?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// Parses every `#[serde(...)]` on a field.
+pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
+    let mut out = FieldSerde::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "rename" => {
+                    if let Some(name) = symmetric_string(&meta, "rename", errors)? {
+                        out.rename = Some(name.value());
+                    }
+                }
+                "default" => {
+                    out.default = Some(meta.path.span());
+                    skip_value(&meta)?;
+                }
+                "skip" | "skip_deserializing" => out.skip = true,
+                "with" | "deserialize_with" => {
+                    out.has_custom_deserializer = true;
+                    skip_value(&meta)?;
+                }
+                _ => {
+                    if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
+                        errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
+                    }
+                    skip_value(&meta)?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// `#[schemars(...)]` keys that would make the schema disagree with serde.
+pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> bool {
+    let mut has_schema_override = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("schemars")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "rename" | "rename_all" | "skip" | "flatten" | "default" | "skip_deserializing" => {
+                    errors.spanned(
+                        &meta.path,
+                        format!(
+                            "put `{key}` in `#[serde(...)]`, not `#[schemars(...)]`: the schema the model sees and the deserializer must agree"
+                        ),
+                    );
+                }
+                "with" | "schema_with" => has_schema_override = true,
+                _ => {}
+            }
+            skip_value(&meta)
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    has_schema_override
+}

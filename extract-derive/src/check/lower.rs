@@ -1,0 +1,451 @@
+//! Lowers a check to typed Rust: one function per check that evaluates the
+//! rule over `__this`, and the static description (`CheckMeta`) the runtime
+//! shows in messages and in the tool description. Calls carry the spans of
+//! the user's tokens, so a type error lands inside the attribute.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
+use crate::ctxt::Errors;
+
+/// The runtime path every generated call goes through.
+pub fn private() -> TokenStream {
+    quote!(::extract::__private)
+}
+
+/// The `CheckMeta` literal of a check.
+pub fn meta(check: &Check) -> TokenStream {
+    let p = private();
+    let mut atoms = Vec::new();
+    let mut fields: Vec<Vec<String>> = Vec::new();
+    let (rule, with) = match &check.kind {
+        CheckKind::Expr(node) => {
+            collect_atoms(node, false, &mut atoms);
+            node.paths(&mut |path, in_aggregate| {
+                let mut names: Vec<String> = path.hops.iter().map(crate::case::unraw).collect();
+                if in_aggregate {
+                    names.truncate(1);
+                }
+                if !fields.contains(&names) {
+                    fields.push(names);
+                }
+            });
+            (pieces(node), quote!(#p::None))
+        }
+        CheckKind::With(path) => {
+            let text = quote!(#path).to_string().replace(' ', "");
+            (vec![Piece::Text(text.clone())], quote!(#p::Some(#text)))
+        }
+    };
+    let rule = pieces_tokens(&rule);
+    let atoms = atoms.iter().map(|a| pieces_tokens(&pieces(a)));
+    let fields = fields.iter().map(|f| quote!(&[#(#f),*]));
+    let tolerance = match &check.tolerance {
+        Some(lit) => {
+            let text = quote!(#lit).to_string();
+            quote!(#p::Some(#text))
+        }
+        None => quote!(#p::None),
+    };
+    let message = match &check.message {
+        Some(m) => quote!(#p::Some(#m)),
+        None => quote!(#p::None),
+    };
+    let placeholders = check.placeholders.iter().map(|ph| &ph.name);
+    let code = match &check.code {
+        Some(c) => quote!(#p::Some(#c)),
+        None => quote!(#p::None),
+    };
+    let recoverable = check.recoverable;
+    quote! {
+        #p::CheckMeta {
+            rule: #rule,
+            atoms: &[#(#atoms),*],
+            fields: &[#(#fields),*],
+            tolerance: #tolerance,
+            message: #message,
+            placeholders: &[#(#placeholders),*],
+            code: #code,
+            recoverable: #recoverable,
+            with: #with,
+        }
+    }
+}
+
+/// The statement that runs check `index` of `ty` inside `__audit`.
+pub fn run(check: &Check, index: usize, ty: &syn::Ident, errors: &mut Errors) -> TokenStream {
+    let p = private();
+    match &check.kind {
+        CheckKind::With(path) => {
+            let call = quote_spanned!(syn::spanned::Spanned::span(path)=> #path(self));
+            quote! { __audit.run_with(&__info.checks[#index], #call); }
+        }
+        CheckKind::Expr(node) => {
+            let mut lowering = Lowering { atoms: 0, tolerance: tolerance_tokens(check), errors };
+            let body = lowering.top(node);
+            let placeholders = check.placeholders.iter().enumerate().filter_map(|(i, ph)| match &ph.target {
+                PlaceholderTarget::Field(field) => Some(quote! {
+                    __rec.placeholder(#i, || {
+                        let __a = (&&#p::Leaf(&__this.#field)).value();
+                        #p::Shown::of_option(&__a, |__v| (&&&&&#p::Probe(__v)).show())
+                    });
+                }),
+                PlaceholderTarget::Side => None,
+            });
+            quote! {
+                {
+                    #[allow(unused_imports, unused_variables, clippy::all)]
+                    fn __check(
+                        __this: &#ty,
+                        __rec: &mut #p::Recorder,
+                    ) -> #p::Result<#p::Option<bool>, #p::EvalError> {
+                        use #p::{
+                            LeafEachOption as _, LeafEachPlain as _, LeafEachVec as _, LeafOption as _,
+                            LeafPlain as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _,
+                            ShowText as _,
+                        };
+                        #(#placeholders)*
+                        #p::Ok(#p::verdict(#body))
+                    }
+                    __audit.run_check(__info, &__info.checks[#index], |__rec| __check(self, __rec));
+                }
+            }
+        }
+    }
+}
+
+fn tolerance_tokens(check: &Check) -> TokenStream {
+    let p = private();
+    match &check.tolerance {
+        Some(syn::Lit::Float(f)) => {
+            let text = f.base10_digits().to_string();
+            let value: f64 = f.base10_parse().unwrap_or(0.0);
+            quote!(#p::Some(#p::Number::num(&#p::FloatLit(#value, #text))))
+        }
+        Some(syn::Lit::Int(i)) => {
+            let value: i128 = i.base10_parse().unwrap_or(0);
+            quote!(#p::Some(#p::Number::num(&#p::IntLit(#value))))
+        }
+        _ => quote!(#p::None),
+    }
+}
+
+struct Lowering<'e> {
+    atoms: usize,
+    tolerance: TokenStream,
+    errors: &'e mut Errors,
+}
+
+impl Lowering<'_> {
+    /// The top of a rule: a comparison records its two sides for `{lhs}`/`{rhs}`.
+    fn top(&mut self, node: &Node) -> TokenStream {
+        match node {
+            Node::Binary { op, op_span, lhs, rhs } if op.is_comparison() => {
+                let p = private();
+                let l = self.operand(lhs);
+                let r = self.operand(rhs);
+                let cmp = self.comparison(*op, *op_span, lhs, rhs, quote!(__l), quote!(__r));
+                quote! {{
+                    let __l = #l;
+                    let __r = #r;
+                    __rec.sides(
+                        || #p::Shown::of_option(&__l, |__v| (&&&&&#p::Probe(__v)).show()),
+                        || #p::Shown::of_option(&__r, |__v| (&&&&&#p::Probe(__v)).show()),
+                    );
+                    #cmp
+                }}
+            }
+            _ => self.lower(node),
+        }
+    }
+
+    /// An expression of type `Option<V>` for the node.
+    fn lower(&mut self, node: &Node) -> TokenStream {
+        let p = private();
+        match node {
+            Node::Path(path) => {
+                let value = single_path(path);
+                self.atom(value)
+            }
+            Node::Int(lit) => match lit.base10_parse::<i128>() {
+                Ok(v) => quote_spanned!(lit.span()=> #p::Some(#p::IntLit(#v))),
+                Err(e) => {
+                    self.errors.push(e);
+                    quote!(#p::None::<#p::IntLit>)
+                }
+            },
+            Node::Float(lit) => {
+                let text = lit.base10_digits().to_string();
+                match lit.base10_parse::<f64>() {
+                    Ok(v) => quote_spanned!(lit.span()=> #p::Some(#p::FloatLit(#v, #text))),
+                    Err(e) => {
+                        self.errors.push(e);
+                        quote!(#p::None::<#p::FloatLit>)
+                    }
+                }
+            }
+            Node::Str(lit) => quote!(#p::Some(#lit)),
+            Node::Bool(lit) => quote!(#p::Some(#lit)),
+            Node::Variant(path) => {
+                self.errors.spanned(
+                    path,
+                    "an enum variant can only be compared with `==` or `!=`, like `status == Status::Paid`",
+                );
+                quote!(#p::None::<bool>)
+            }
+            Node::Paren(inner) => self.lower(inner),
+            Node::Not(inner, span) => {
+                let x = self.lower(inner);
+                quote_spanned!(*span=> #p::not(#x))
+            }
+            Node::Neg(inner, span) => {
+                let x = self.lower(inner);
+                quote_spanned!(*span=> #p::neg(#x)?)
+            }
+            Node::Binary { op, op_span, lhs, rhs } => match op {
+                Op::And | Op::Or => {
+                    let l = self.lower(lhs);
+                    let r = self.lower(rhs);
+                    let (stop, combine) = match op {
+                        Op::And => (false, quote_spanned!(*op_span=> #p::and)),
+                        _ => (true, quote_spanned!(*op_span=> #p::or)),
+                    };
+                    let truth_l = quote_spanned!(lhs_span(lhs, *op_span)=> #p::truth(#l));
+                    let truth_r = quote_spanned!(lhs_span(rhs, *op_span)=> #p::truth(#r));
+                    quote! {{
+                        let __l: #p::Option<bool> = #truth_l;
+                        if __l == #p::Some(#stop) { __l } else { #combine(__l, #truth_r) }
+                    }}
+                }
+                Op::Add | Op::Sub | Op::Mul | Op::Div => {
+                    let l = self.lower(lhs);
+                    let r = self.lower(rhs);
+                    let arith = match op {
+                        Op::Add => quote!(Add),
+                        Op::Sub => quote!(Sub),
+                        Op::Mul => quote!(Mul),
+                        _ => quote!(Div),
+                    };
+                    quote_spanned!(*op_span=> #p::arith(#l, #p::ArithOp::#arith, #r)?)
+                }
+                _ => {
+                    let l = self.operand(lhs);
+                    let r = self.operand(rhs);
+                    let cmp = self.comparison(*op, *op_span, lhs, rhs, quote!(__l), quote!(__r));
+                    quote! {{ let __l = #l; let __r = #r; #cmp }}
+                }
+            },
+            Node::Call { func, name, arg } => {
+                let span = name.span();
+                let value = match func {
+                    Func::Abs => {
+                        let x = self.lower(arg);
+                        quote_spanned!(span=> #p::abs(#x)?)
+                    }
+                    Func::Len | Func::IsSome | Func::IsNone => {
+                        let Node::Path(path) = &**arg else { unreachable!("parser requires a path") };
+                        let value = single_path(path);
+                        match func {
+                            Func::Len => quote_spanned!(span=> #p::len(#value)),
+                            Func::IsSome => quote_spanned!(span=> #p::Some((#value).is_some())),
+                            _ => quote_spanned!(span=> #p::Some((#value).is_none())),
+                        }
+                    }
+                    _ => {
+                        let Node::Path(path) = &**arg else { unreachable!("parser requires a path") };
+                        let acc = match func {
+                            Func::Sum => quote_spanned!(span=> #p::Sum::default()),
+                            Func::Count => quote_spanned!(span=> #p::Count::default()),
+                            Func::Min => quote_spanned!(span=> #p::MinMax::min()),
+                            Func::Max => quote_spanned!(span=> #p::MinMax::max()),
+                            _ => quote_spanned!(span=> #p::Unique::default()),
+                        };
+                        let visit = aggregate_path(path, span);
+                        quote! {{
+                            let mut __acc = #acc;
+                            #visit
+                            __acc.finish()?
+                        }}
+                    }
+                };
+                self.atom(value)
+            }
+        }
+    }
+
+    /// A comparison operand: an enum variant is allowed here, by reference.
+    fn operand(&mut self, node: &Node) -> TokenStream {
+        let p = private();
+        match node {
+            Node::Variant(path) => quote!(#p::Some(&#path)),
+            _ => self.lower(node),
+        }
+    }
+
+    /// Records an operand's value for the failure message.
+    fn atom(&mut self, value: TokenStream) -> TokenStream {
+        let p = private();
+        let index = self.atoms;
+        self.atoms += 1;
+        quote! {{
+            let __a = #value;
+            __rec.atom(#index, || #p::Shown::of_option(&__a, |__v| (&&&&&#p::Probe(__v)).show()));
+            __a
+        }}
+    }
+
+    /// `l op r` over two bound operands; a variant on either side compares by `PartialEq`.
+    fn comparison(
+        &mut self,
+        op: Op,
+        span: Span,
+        lhs: &Node,
+        rhs: &Node,
+        l: TokenStream,
+        r: TokenStream,
+    ) -> TokenStream {
+        let p = private();
+        let variant = |n: &Node| matches!(n, Node::Variant(_));
+        if variant(lhs) || variant(rhs) {
+            if !matches!(op, Op::Eq | Op::Ne) {
+                self.errors.at(span, "an enum variant can only be compared with `==` or `!=`");
+            }
+            let equal = op == Op::Eq;
+            return quote_spanned!(span=> #p::eq_variant(#l, #r, #equal));
+        }
+        let cmp = match op {
+            Op::Eq => quote!(Eq),
+            Op::Ne => quote!(Ne),
+            Op::Lt => quote!(Lt),
+            Op::Le => quote!(Le),
+            Op::Gt => quote!(Gt),
+            _ => quote!(Ge),
+        };
+        let tolerance = if matches!(op, Op::Eq | Op::Ne) { self.tolerance.clone() } else { quote!(#p::None) };
+        quote_spanned!(span=> #p::compare(#l, #p::CmpOp::#cmp, #r, #tolerance)?)
+    }
+}
+
+fn lhs_span(node: &Node, fallback: Span) -> Span {
+    match node {
+        Node::Path(p) => p.hops[0].span(),
+        Node::Call { name, .. } => name.span(),
+        _ => fallback,
+    }
+}
+
+/// `Option<&Leaf>` for a single-valued path.
+fn single_path(path: &FieldPath) -> TokenStream {
+    let p = private();
+    let hops = &path.hops;
+    let last = hops.last().expect("paths have a hop");
+    if hops.len() == 1 {
+        return quote_spanned!(last.span()=> (&&#p::Leaf(&__this.#last)).value());
+    }
+    let first = &hops[0];
+    let mut out = quote_spanned!(first.span()=> #p::single(&__this.#first));
+    for hop in &hops[1..hops.len() - 1] {
+        out = quote_spanned!(hop.span()=> #out.and_then(|__h| #p::single(&__h.#hop)));
+    }
+    quote_spanned!(last.span()=> #out.and_then(|__h| (&&#p::Leaf(&__h.#last)).value()))
+}
+
+/// Visits every value of an aggregate's path, adding each to `__acc`.
+fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
+    let p = private();
+    let hops = &path.hops;
+    let last = hops.last().expect("paths have a hop");
+    let base = if hops.len() == 1 { quote!(__this) } else { quote!(__h) };
+    let require = quote_spanned!(func_span=> #p::require_many(__c));
+    let mut body = quote_spanned!(last.span()=>
+        (&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); });
+    );
+    for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
+        let base = if i == 0 { quote!(__this) } else { quote!(__h) };
+        body = quote_spanned!(hop.span()=> #p::each(&#base.#hop, __c, |__h, __c| { #body });)
+    }
+    quote! {{
+        let __c = #p::One;
+        #body
+    }}
+}
+
+/// The operands a failure message shows the values of.
+fn collect_atoms<'a>(node: &'a Node, inside_call: bool, out: &mut Vec<&'a Node>) {
+    match node {
+        Node::Path(_) if !inside_call => out.push(node),
+        Node::Path(_) => {}
+        Node::Call { func, arg, .. } => {
+            out.push(node);
+            if *func == Func::Abs {
+                collect_atoms(arg, false, out);
+            }
+        }
+        Node::Binary { lhs, rhs, .. } => {
+            collect_atoms(lhs, inside_call, out);
+            collect_atoms(rhs, inside_call, out);
+        }
+        Node::Not(x, _) | Node::Neg(x, _) | Node::Paren(x) => collect_atoms(x, inside_call, out),
+        Node::Int(_) | Node::Float(_) | Node::Str(_) | Node::Bool(_) | Node::Variant(_) => {}
+    }
+}
+
+/// A piece of a rule's text.
+enum Piece {
+    Text(String),
+    Path(Vec<String>),
+}
+
+fn pieces(node: &Node) -> Vec<Piece> {
+    let mut out = Vec::new();
+    write_pieces(node, &mut out);
+    out
+}
+
+fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
+    let text = |out: &mut Vec<Piece>, s: String| match out.last_mut() {
+        Some(Piece::Text(t)) => t.push_str(&s),
+        _ => out.push(Piece::Text(s)),
+    };
+    match node {
+        Node::Path(path) => out.push(Piece::Path(path.hops.iter().map(crate::case::unraw).collect())),
+        Node::Int(l) => text(out, l.to_string()),
+        Node::Float(l) => text(out, l.to_string()),
+        Node::Str(l) => text(out, format!("{:?}", l.value())),
+        Node::Bool(l) => text(out, l.value.to_string()),
+        Node::Variant(path) => text(out, quote!(#path).to_string().replace(' ', "")),
+        Node::Binary { op, lhs, rhs, .. } => {
+            write_pieces(lhs, out);
+            text(out, format!(" {} ", op.text()));
+            write_pieces(rhs, out);
+        }
+        Node::Not(x, _) => {
+            text(out, "!".into());
+            write_pieces(x, out);
+        }
+        Node::Neg(x, _) => {
+            text(out, "-".into());
+            write_pieces(x, out);
+        }
+        Node::Paren(x) => {
+            text(out, "(".into());
+            write_pieces(x, out);
+            text(out, ")".into());
+        }
+        Node::Call { name, arg, .. } => {
+            text(out, format!("{name}("));
+            write_pieces(arg, out);
+            text(out, ")".into());
+        }
+    }
+}
+
+fn pieces_tokens(pieces: &[Piece]) -> TokenStream {
+    let p = private();
+    let items = pieces.iter().map(|piece| match piece {
+        Piece::Text(t) => quote!(#p::RulePiece::Text(#t)),
+        Piece::Path(hops) => quote!(#p::RulePiece::Path(&[#(#hops),*])),
+    });
+    quote!(&[#(#items),*])
+}

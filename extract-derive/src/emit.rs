@@ -1,0 +1,131 @@
+//! Code emission: the `Extractable` impl and the hidden impls the check
+//! language and the semantic walk reach nested types through.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::check::lower::{self, private};
+use crate::ctxt::Errors;
+use crate::model::Container;
+
+/// Everything the derive generates for a well-formed struct.
+pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
+    let p = private();
+    let ty = &container.ident;
+    let rust_name = ty.to_string();
+    let tool_name = &container.tool_name;
+    let description = &container.description;
+
+    let fields = container.fields.iter().filter(|f| !f.skipped).map(|f| {
+        let rust = &f.rust_name;
+        let json = &f.json_name;
+        let required = f.required;
+        let recoverable = f.recoverable;
+        let field_ty = &f.ty;
+        quote! {
+            #p::FieldInfo {
+                rust_name: #rust,
+                json_name: #json,
+                required: #required,
+                recoverable: #recoverable,
+                nested: {
+                    fn __nested() -> #p::Option<&'static #p::TypeInfo> {
+                        use #p::{NestedNone as _, NestedSome as _};
+                        (&&#p::NestedProbe::<#field_ty>(#p::PhantomData)).nested()
+                    }
+                    __nested
+                },
+            }
+        }
+    });
+    let metas = container.checks.iter().map(lower::meta);
+    let runs: Vec<TokenStream> =
+        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i, ty, errors)).collect();
+    let plumbing = plumbing(ty);
+    let walks = container.fields.iter().filter(|f| !f.skipped).map(|f| {
+        let ident = &f.ident;
+        let json = &f.json_name;
+        let recoverable = f.recoverable;
+        quote!((&&#p::AuditProbe(&self.#ident)).audit_field(__audit, #json, #recoverable);)
+    });
+
+    quote! {
+        #[automatically_derived]
+        impl ::extract::Extractable for #ty {
+            fn __describe() -> &'static #p::TypeInfo {
+                static INFO: #p::TypeInfo = #p::TypeInfo {
+                    rust_name: #rust_name,
+                    tool_name: #tool_name,
+                    description: #description,
+                    fields: &[#(#fields),*],
+                    checks: &[#(#metas),*],
+                };
+                &INFO
+            }
+
+            fn __cache() -> &'static #p::TypeCache {
+                static CACHE: #p::OnceLock<#p::TypeCache> = #p::OnceLock::new();
+                #p::TypeCache::get_or_build::<Self>(&CACHE)
+            }
+
+            #[allow(clippy::all)]
+            fn __audit(&self, __audit: &mut #p::Audit<'_>) {
+                use #p::{AuditRecurse as _, AuditSkip as _};
+                let __info = <Self as ::extract::Extractable>::__describe();
+                #(#runs)*
+                #(#walks)*
+            }
+        }
+
+        #plumbing
+    }
+}
+
+/// The impls that let other types' checks and walks step into this one.
+fn plumbing(ty: &syn::Ident) -> TokenStream {
+    let p = private();
+    quote! {
+        #[automatically_derived]
+        impl #p::Audited for #ty {
+            fn audit(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
+                <Self as ::extract::Extractable>::__audit(self, audit)
+            }
+            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
+                #p::Some(<Self as ::extract::Extractable>::__describe())
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Hop for #ty {
+            type Target = Self;
+            type Card = #p::One;
+            fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
+                f(self)
+            }
+            fn get(&self) -> #p::Option<&Self> {
+                #p::Some(self)
+            }
+        }
+    }
+}
+
+/// After a failed derive: the errors, and an impl that keeps every other use
+/// of the type compiling, so one mistake gives one error.
+pub fn fallback(ident: &syn::Ident, errors: TokenStream) -> TokenStream {
+    let p = private();
+    let plumbing = plumbing(ident);
+    quote! {
+        #errors
+        #[automatically_derived]
+        impl ::extract::Extractable for #ident {
+            fn __describe() -> &'static #p::TypeInfo {
+                ::core::unreachable!("#[derive(Extractable)] failed")
+            }
+            fn __cache() -> &'static #p::TypeCache {
+                ::core::unreachable!("#[derive(Extractable)] failed")
+            }
+            fn __audit(&self, _: &mut #p::Audit<'_>) {}
+        }
+        #plumbing
+    }
+}
