@@ -1,0 +1,16 @@
+use extract::Extractable;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+#[check(summ(items.amount) >= 0)]
+struct Invoice {
+    items: Vec<Item>,
+}
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+struct Item {
+    amount: f64,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use extract::Extractable;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+struct Wrapper<T> {
+    value: T,
+}
+
+fn main() {}

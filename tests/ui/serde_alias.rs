@@ -1,0 +1,11 @@
+use extract::Extractable;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+struct Invoice {
+    #[serde(alias = "total")]
+    stated_total: f64,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use extract::Extractable;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+struct Nothing;
+
+fn main() {}
