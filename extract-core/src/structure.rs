@@ -27,6 +27,11 @@ const MAX_REF_HOPS: usize = 8;
 const MAX_LISTED: usize = 12;
 /// How deep [`needs_schema_pass`] looks into a schema (guards pathological schemas).
 const MAX_SCHEMA_DEPTH: usize = 128;
+/// How deep into an output the schema pass looks when the schema itself has
+/// no bound (a recursive type). Deeper parts are cut before validation, so a
+/// value nested 1,000 levels deep never makes a deep copy (the validator clones
+/// the values it reports inside `anyOf` branches, recursively).
+const MAX_VALUE_DEPTH: usize = 128;
 
 /// The compiled schema validator of one type.
 ///
@@ -62,6 +67,11 @@ pub struct StructureValidator {
     compiled: Result<Validator, String>,
     /// Whether the schema holds keywords serde does not enforce.
     needs_schema_pass: bool,
+    /// How many levels of an output the schema can judge; deeper parts are cut.
+    judged_depth: usize,
+    /// Whether `judged_depth` is the schema's own bound (so cutting below it
+    /// loses nothing) rather than the [`MAX_VALUE_DEPTH`] cap.
+    depth_is_exact: bool,
 }
 
 impl std::fmt::Debug for StructureValidator {
@@ -82,12 +92,23 @@ impl StructureValidator {
     /// non-recoverable `invalid_schema` violation, and
     /// [`compile_error`](StructureValidator::compile_error) says why.
     pub fn new(schema: &Value) -> StructureValidator {
-        let compiled = jsonschema::options()
-            .should_validate_formats(true)
-            .build(schema)
-            .map_err(|error| format!("the type's JSON Schema does not compile: {}", short(&error.to_string())));
+        let compiled = jsonschema::options().should_validate_formats(true).build(schema).map_err(|error| {
+            format!("the type's JSON Schema does not compile: {}", short(&error.to_string()))
+        });
         let needs_schema_pass = compiled.is_err() || needs_schema_pass(schema, 0);
-        StructureValidator { schema: schema.clone(), compiled, needs_schema_pass }
+        // A node at depth `d + 1` is judged by its type alone (its children are
+        // beyond every keyword); keep it, and cut below it.
+        // `uniqueItems` compares whole subtrees, so nothing may be cut under it.
+        let bound = schema_depth(schema, schema, &mut Vec::new())
+            .filter(|d| d + 1 < MAX_VALUE_DEPTH && !mentions_unique_items(schema, 0));
+        let (judged_depth, depth_is_exact) = bound.map_or((MAX_VALUE_DEPTH, false), |d| (d + 1, true));
+        StructureValidator {
+            schema: schema.clone(),
+            compiled,
+            needs_schema_pass,
+            judged_depth,
+            depth_is_exact,
+        }
     }
 
     /// Whether the schema holds keywords serde does not enforce by itself
@@ -122,12 +143,33 @@ impl StructureValidator {
             Ok(validator) => validator,
             Err(reason) => {
                 return vec![
-                    Violation::new(Layer::Structure, Code::new_static("invalid_schema"), FieldPath::root(), reason)
-                        .recoverable(false),
+                    Violation::new(
+                        Layer::Structure,
+                        Code::new_static("invalid_schema"),
+                        FieldPath::root(),
+                        reason,
+                    )
+                    .recoverable(false),
                 ];
             }
         };
         let mut out = Vec::new();
+        let cut;
+        let value = match too_deep(value, self.judged_depth) {
+            None => value,
+            Some(deep_path) => {
+                if !self.depth_is_exact {
+                    out.push(Violation::new(
+                        Layer::Structure,
+                        Code::INVALID_VALUE,
+                        deep_path,
+                        format!("nested more than {MAX_VALUE_DEPTH} levels deep; flatten this value"),
+                    ));
+                }
+                cut = cut_below(value, self.judged_depth);
+                &cut
+            }
+        };
         let converter = Converter { root: &self.schema, value, info };
         for error in validator.iter_errors(value) {
             converter.convert(&error, &mut out);
@@ -163,10 +205,12 @@ impl Converter<'_> {
                 );
             }
             ValidationErrorKind::Type { kind } => {
-                let expected: Vec<String> = match kind {
+                let mut expected: Vec<String> = match kind {
                     TypeKind::Single(ty) => vec![type_name(*ty).to_string()],
                     TypeKind::Multiple(set) => set.iter().map(|ty| type_name(ty).to_string()).collect(),
                 };
+                // "a string or null" reads better than "null or a string".
+                expected.sort_by_key(|name| name == "null");
                 out.push(self.mismatch(path, instance, &expected));
             }
             ValidationErrorKind::AdditionalProperties { unexpected }
@@ -183,11 +227,18 @@ impl Converter<'_> {
             ValidationErrorKind::OneOfMultipleValid { .. } => out.push(structure(
                 Code::INVALID_VALUE,
                 path,
-                format!("{} matches more than one of the allowed shapes; make it match exactly one", got(instance)),
+                format!(
+                    "{} matches more than one of the allowed shapes; make it match exactly one",
+                    got(instance)
+                ),
             )),
             ValidationErrorKind::Enum { options } => {
                 let allowed = list_values(options.as_array().map(Vec::as_slice).unwrap_or_default());
-                out.push(structure(Code::INVALID_VALUE, path, format!("{} is not one of {allowed}", show(instance))));
+                out.push(structure(
+                    Code::INVALID_VALUE,
+                    path,
+                    format!("{} is not one of {allowed}", show(instance)),
+                ));
             }
             ValidationErrorKind::Constant { expected_value } => out.push(structure(
                 Code::INVALID_VALUE,
@@ -204,12 +255,16 @@ impl Converter<'_> {
                 path,
                 format!("must be a valid {}, got {}", format_hint(format), show(instance)),
             )),
-            ValidationErrorKind::Minimum { limit } => {
-                out.push(structure(Code::INVALID_VALUE, path, format!("must be at least {limit}, got {instance}")))
-            }
-            ValidationErrorKind::Maximum { limit } => {
-                out.push(structure(Code::INVALID_VALUE, path, format!("must be at most {limit}, got {instance}")))
-            }
+            ValidationErrorKind::Minimum { limit } => out.push(structure(
+                Code::INVALID_VALUE,
+                path,
+                format!("must be at least {limit}, got {instance}"),
+            )),
+            ValidationErrorKind::Maximum { limit } => out.push(structure(
+                Code::INVALID_VALUE,
+                path,
+                format!("must be at most {limit}, got {instance}"),
+            )),
             ValidationErrorKind::ExclusiveMinimum { limit } => out.push(structure(
                 Code::INVALID_VALUE,
                 path,
@@ -230,7 +285,12 @@ impl Converter<'_> {
                 out.push(structure(
                     Code::INVALID_VALUE,
                     path,
-                    format!("must be at least {} long, got {} ({})", count(*limit, "character"), show(instance), count(len as u64, "character")),
+                    format!(
+                        "must be at least {} long, got {} ({})",
+                        count(*limit, "character"),
+                        show(instance),
+                        count(len as u64, "character")
+                    ),
                 ));
             }
             ValidationErrorKind::MaxLength { limit } => {
@@ -238,7 +298,11 @@ impl Converter<'_> {
                 out.push(structure(
                     Code::INVALID_VALUE,
                     path,
-                    format!("must be at most {} long, got {}", count(*limit, "character"), count(len as u64, "character")),
+                    format!(
+                        "must be at most {} long, got {}",
+                        count(*limit, "character"),
+                        count(len as u64, "character")
+                    ),
                 ));
             }
             ValidationErrorKind::MinItems { limit } => out.push(structure(
@@ -283,23 +347,31 @@ impl Converter<'_> {
             )),
             ValidationErrorKind::PropertyNames { error } => {
                 let name = error.instance().as_str().map_or_else(|| show(error.instance()), quote_prefix);
-                out.push(structure(Code::UNKNOWN_FIELD, path, format!("field name {name} is not allowed here")));
+                out.push(structure(
+                    Code::UNKNOWN_FIELD,
+                    path,
+                    format!("field name {name} is not allowed here"),
+                ));
             }
-            ValidationErrorKind::FalseSchema => {
-                out.push(structure(Code::INVALID_VALUE, path, "no value is allowed here; leave it out".into()))
-            }
+            ValidationErrorKind::FalseSchema => out.push(structure(
+                Code::INVALID_VALUE,
+                path,
+                "no value is allowed here; leave it out".into(),
+            )),
             ValidationErrorKind::Not { .. } => out.push(structure(
                 Code::INVALID_VALUE,
                 path,
                 format!("{} is not allowed here", got(instance)),
             )),
-            ValidationErrorKind::BacktrackLimitExceeded { .. } | ValidationErrorKind::RegexEngineFailure { .. } => {
-                out.push(structure(
-                    Code::INVALID_VALUE,
-                    path,
-                    format!("{} could not be checked against its pattern; give a shorter, simpler value", got(instance)),
-                ))
-            }
+            ValidationErrorKind::BacktrackLimitExceeded { .. }
+            | ValidationErrorKind::RegexEngineFailure { .. } => out.push(structure(
+                Code::INVALID_VALUE,
+                path,
+                format!(
+                    "{} could not be checked against its pattern; give a shorter, simpler value",
+                    got(instance)
+                ),
+            )),
             ValidationErrorKind::ContentEncoding { content_encoding } => out.push(structure(
                 Code::INVALID_VALUE,
                 path,
@@ -310,11 +382,9 @@ impl Converter<'_> {
                 path,
                 format!("must be valid {}", short(content_media_type)),
             )),
-            ValidationErrorKind::FromUtf8 { .. } => out.push(structure(
-                Code::INVALID_VALUE,
-                path,
-                "must decode to valid UTF-8 text".into(),
-            )),
+            ValidationErrorKind::FromUtf8 { .. } => {
+                out.push(structure(Code::INVALID_VALUE, path, "must decode to valid UTF-8 text".into()))
+            }
             ValidationErrorKind::Custom { message, .. } => {
                 out.push(structure(Code::INVALID_VALUE, path, short(message)))
             }
@@ -322,7 +392,10 @@ impl Converter<'_> {
                 structure(
                     Code::new_static("invalid_schema"),
                     path,
-                    format!("the type's schema has a reference that does not resolve: {}", short(&error.to_string())),
+                    format!(
+                        "the type's schema has a reference that does not resolve: {}",
+                        short(&error.to_string())
+                    ),
                 )
                 .recoverable(false),
             ),
@@ -339,7 +412,8 @@ impl Converter<'_> {
                 "must not be null; give a value or leave the field out"
             };
             let recoverable = self.info.recoverable_at(&path);
-            return Violation::new(Layer::Structure, Code::MISSING_FIELD, path, message).recoverable(recoverable);
+            return Violation::new(Layer::Structure, Code::MISSING_FIELD, path, message)
+                .recoverable(recoverable);
         }
         let message = format!("expected {}, got {}", join_or(expected), got(instance));
         Violation::new(Layer::Structure, Code::INVALID_TYPE, path, message)
@@ -360,11 +434,17 @@ impl Converter<'_> {
         let at_here = |e: &ValidationError<'_>| e.instance_path() == here;
         let shaped: Vec<&Vec<ValidationError<'static>>> = branches
             .iter()
-            .filter(|errors| !errors.iter().any(|e| at_here(e) && matches!(e.kind(), ValidationErrorKind::Type { .. })))
+            .filter(|errors| {
+                !errors.iter().any(|e| at_here(e) && matches!(e.kind(), ValidationErrorKind::Type { .. }))
+            })
             .collect();
         let only_values = |errors: &Vec<ValidationError<'static>>| {
             errors.iter().all(|e| {
-                at_here(e) && matches!(e.kind(), ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. })
+                at_here(e)
+                    && matches!(
+                        e.kind(),
+                        ValidationErrorKind::Constant { .. } | ValidationErrorKind::Enum { .. }
+                    )
             })
         };
         let allowed = self.union_allowed(error.schema_path());
@@ -490,6 +570,136 @@ fn describe_schema(root: &Value, schema: &Value, hops: usize, out: &mut Vec<Allo
     }
 }
 
+/// How many levels of an instance `schema` constrains (`properties`, `items`
+/// and the like add one; `$ref` and unions add none); `None` for a recursive
+/// schema, whose depth has no bound.
+fn schema_depth(root: &Value, schema: &Value, refs: &mut Vec<String>) -> Option<usize> {
+    let Some(node) = schema.as_object() else { return Some(0) };
+    if refs.len() > MAX_SCHEMA_DEPTH {
+        return None;
+    }
+    let mut depth = node.get("const").map_or(0, literal_depth);
+    for literal in node.get("enum").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+        depth = depth.max(literal_depth(literal));
+    }
+    if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
+        if refs.iter().any(|r| r == reference) {
+            return None;
+        }
+        if let Some(target) = reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            refs.push(reference.to_string());
+            let inner = schema_depth(root, target, refs);
+            refs.pop();
+            depth = depth.max(inner?);
+        }
+    }
+    const SAME_LEVEL: &[&str] = &["not", "if", "then", "else"];
+    const LEVEL_BELOW: &[&str] = &[
+        "items",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contains",
+        "additionalItems",
+    ];
+    for key in SAME_LEVEL {
+        if let Some(sub) = node.get(*key) {
+            depth = depth.max(schema_depth(root, sub, refs)?);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for sub in node.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+            depth = depth.max(schema_depth(root, sub, refs)?);
+        }
+    }
+    for key in LEVEL_BELOW {
+        if let Some(sub) = node.get(*key) {
+            depth = depth.max(1 + schema_depth(root, sub, refs)?);
+        }
+    }
+    for sub in node.get("prefixItems").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+        depth = depth.max(1 + schema_depth(root, sub, refs)?);
+    }
+    for key in ["properties", "patternProperties"] {
+        for sub in node.get(key).and_then(Value::as_object).map(|m| m.values()).into_iter().flatten() {
+            depth = depth.max(1 + schema_depth(root, sub, refs)?);
+        }
+    }
+    Some(depth)
+}
+
+/// The path of the first node of `value` deeper than `limit` (the root is
+/// depth 0), if there is one. Iterative, linear in the size of `value`.
+fn too_deep(value: &Value, limit: usize) -> Option<FieldPath> {
+    // Every visited node: its parent's index in `nodes` and its own segment.
+    let mut nodes: Vec<(usize, Option<Segment>)> = vec![(0, None)];
+    let mut stack = vec![(value, 0usize, 0usize)];
+    while let Some((node, depth, index)) = stack.pop() {
+        let children: Vec<(Segment, &Value)> = match node {
+            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (Segment::Index(i), v)).collect(),
+            Value::Object(fields) => {
+                fields.iter().map(|(k, v)| (Segment::Key(k.clone().into()), v)).collect()
+            }
+            _ => continue,
+        };
+        for (segment, child) in children {
+            nodes.push((index, Some(segment)));
+            let child_index = nodes.len() - 1;
+            if depth + 1 > limit {
+                let mut segments = Vec::new();
+                let mut at = child_index;
+                while let (parent, Some(segment)) = &nodes[at] {
+                    segments.push(segment.clone());
+                    at = *parent;
+                }
+                segments.reverse();
+                return Some(FieldPath::from_segments(segments));
+            }
+            stack.push((child, depth + 1, child_index));
+        }
+    }
+    None
+}
+
+/// Whether a schema uses `uniqueItems` anywhere.
+fn mentions_unique_items(schema: &Value, depth: usize) -> bool {
+    depth > MAX_SCHEMA_DEPTH
+        || schema.get("uniqueItems").is_some_and(|u| u != &Value::Bool(false))
+        || subschemas(schema).any(|sub| mentions_unique_items(sub, depth + 1))
+}
+
+/// How deep a literal value (`const`, `enum` entry) nests. Iterative.
+fn literal_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match node {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(fields) => stack.extend(fields.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A copy of `value` with every node deeper than `limit` replaced by `null`
+/// (containers at `limit` keep their keys and lengths). Recursion is bounded by `limit`.
+fn cut_below(value: &Value, limit: usize) -> Value {
+    match value {
+        _ if limit == 0 => match value {
+            Value::Array(items) => Value::Array(vec![Value::Null; items.len()]),
+            Value::Object(fields) => Value::Object(fields.keys().map(|k| (k.clone(), Value::Null)).collect()),
+            scalar => scalar.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(|v| cut_below(v, limit - 1)).collect()),
+        Value::Object(fields) => {
+            Value::Object(fields.iter().map(|(k, v)| (k.clone(), cut_below(v, limit - 1))).collect())
+        }
+        scalar => scalar.clone(),
+    }
+}
+
 /// Whether `schema` holds a keyword serde does not enforce by itself.
 fn needs_schema_pass(schema: &Value, depth: usize) -> bool {
     let Some(node) = schema.as_object() else { return false };
@@ -535,7 +745,9 @@ fn needs_schema_pass(schema: &Value, depth: usize) -> bool {
     let bound_is_natural = |key: &str, natural: Option<f64>| {
         node.get(key).is_none_or(|b| b.as_f64().is_some_and(|b| natural.is_some_and(|n| b == n)))
     };
-    if !bound_is_natural("minimum", range.map(|r| r.0)) || !bound_is_natural("maximum", range.and_then(|r| r.1)) {
+    if !bound_is_natural("minimum", range.map(|r| r.0))
+        || !bound_is_natural("maximum", range.and_then(|r| r.1))
+    {
         return true;
     }
     subschemas(schema).any(|sub| needs_schema_pass(sub, depth + 1))
@@ -645,9 +857,8 @@ pub fn serde_violation(
     }
     let text = error.inner().to_string();
     let found = value_at(value, &path);
-    let structure = |code: Code, path: FieldPath, message: String| {
-        Violation::new(Layer::Structure, code, path, message)
-    };
+    let structure =
+        |code: Code, path: FieldPath, message: String| Violation::new(Layer::Structure, code, path, message);
 
     if let Some(rest) = text.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or_default().to_string();
@@ -657,7 +868,8 @@ pub fn serde_violation(
             path.key(name)
         };
         let recoverable = info.recoverable_at(&path);
-        return structure(Code::MISSING_FIELD, path, "required field is missing".into()).recoverable(recoverable);
+        return structure(Code::MISSING_FIELD, path, "required field is missing".into())
+            .recoverable(recoverable);
     }
     if let Some(rest) = text.strip_prefix("unknown field `") {
         let (name, allowed) = split_backticked(rest);
@@ -666,11 +878,16 @@ pub fn serde_violation(
         } else {
             path.key(name.clone())
         };
-        let allowed = if allowed.is_empty() { String::new() } else { format!(" (allowed: {})", allowed.join(", ")) };
-        return structure(Code::UNKNOWN_FIELD, path, format!("field {} is not allowed here{allowed}", quote_prefix(&name)));
+        let allowed =
+            if allowed.is_empty() { String::new() } else { format!(" (allowed: {})", allowed.join(", ")) };
+        return structure(
+            Code::UNKNOWN_FIELD,
+            path,
+            format!("field {} is not allowed here{allowed}", quote_prefix(&name)),
+        );
     }
-    if text.starts_with("unknown variant `") {
-        let (_, allowed) = split_backticked(&text["unknown variant `".len()..]);
+    if let Some(rest) = text.strip_prefix("unknown variant `") {
+        let (_, allowed) = split_backticked(rest);
         let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
         let shown = found.map_or_else(|| "the value".to_string(), show);
         let message = if quoted.is_empty() {
@@ -694,11 +911,19 @@ pub fn serde_violation(
     if let Some(rest) = text.strip_prefix("invalid length ") {
         let len = rest.split(',').next().unwrap_or_default();
         let expected = expected.unwrap_or_else(|| "another length".into());
-        return structure(Code::INVALID_VALUE, path, format!("wrong number of items: expected {expected}, got {}", short(len)));
+        return structure(
+            Code::INVALID_VALUE,
+            path,
+            format!("wrong number of items: expected {expected}, got {}", short(len)),
+        );
     }
     if let Some(rest) = text.strip_prefix("duplicate field `") {
         let name = rest.split('`').next().unwrap_or_default();
-        return structure(Code::INVALID_VALUE, path, format!("field {} appears twice; give it once", quote_prefix(name)));
+        return structure(
+            Code::INVALID_VALUE,
+            path,
+            format!("field {} appears twice; give it once", quote_prefix(name)),
+        );
     }
     // A custom message from a type's own Deserialize (a date that does not parse, say).
     let got = found.map_or_else(String::new, |v| format!(", got {}", got(v)));
@@ -708,13 +933,7 @@ pub fn serde_violation(
 /// `a`, `b` from "x`, expected one of `a`, `b`": the first name and the listed ones.
 fn split_backticked(rest: &str) -> (String, Vec<String>) {
     let (name, tail) = rest.split_once('`').unwrap_or((rest, ""));
-    let listed = tail
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .take(MAX_LISTED)
-        .map(|s| prefix_chars(s, 60))
-        .collect();
+    let listed = tail.split('`').skip(1).step_by(2).take(MAX_LISTED).map(|s| prefix_chars(s, 60)).collect();
     (name.to_string(), listed)
 }
 
@@ -910,7 +1129,8 @@ mod tests {
 
     #[test]
     fn a_schema_that_does_not_compile_is_one_non_recoverable_violation() {
-        let schema = json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(unclosed"}}});
+        let schema =
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(unclosed"}}});
         let validator = StructureValidator::new(&schema);
         assert!(validator.compile_error().is_some());
         assert!(validator.needs_schema_pass());
@@ -926,6 +1146,58 @@ mod tests {
         let location = Location::new().join("7").join("a").join(1usize);
         assert_eq!(field_path(&value, &location).to_string(), "7.a[1]");
         assert_eq!(field_path(&value, &location).segments()[0], Segment::Key("7".into()));
+    }
+
+    fn nested_objects(depth: usize) -> Value {
+        let mut value = json!("leaf");
+        for _ in 0..depth {
+            value = json!({ "child": value });
+        }
+        value
+    }
+
+    #[test]
+    fn schema_depth_counts_levels_and_sees_recursion() {
+        let flat = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(schema_depth(&flat, &flat, &mut Vec::new()), Some(1));
+        let nested = json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+            "$defs": {"Item": {"anyOf": [{"type": "object", "properties": {"n": {"type": "number"}}}, {"type": "null"}]}}
+        });
+        assert_eq!(schema_depth(&nested, &nested, &mut Vec::new()), Some(3));
+        let recursive = json!({
+            "type": "object",
+            "properties": {"child": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}
+        });
+        assert_eq!(schema_depth(&recursive, &recursive, &mut Vec::new()), None);
+    }
+
+    #[test]
+    fn cutting_keeps_shape_down_to_the_limit() {
+        let value = nested_objects(5);
+        assert_eq!(too_deep(&value, 4).map(|p| p.to_string()), Some("child.child.child.child.child".into()));
+        assert_eq!(too_deep(&value, 5), None);
+        let cut = cut_below(&value, 2);
+        assert_eq!(cut, json!({"child": {"child": {"child": null}}}));
+    }
+
+    #[test]
+    fn a_recursive_schema_survives_a_value_a_thousand_levels_deep() {
+        // Recursive: the schema cannot bound the depth, so the cap applies.
+        let schema = json!({
+            "type": "object",
+            "properties": {"child": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
+            "required": ["child"]
+        });
+        let validator = StructureValidator::new(&schema);
+        let found = validator.violations(&nested_objects(1000), &INFO);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].code, "invalid_value");
+        assert_eq!(found[0].message, "nested more than 128 levels deep; flatten this value");
+        assert_eq!(found[0].path.segments().len(), MAX_VALUE_DEPTH + 1);
+        assert!(found.iter().all(|v| v.message.len() < 200));
+        assert!(found.iter().all(|v| v.path.segments().len() <= MAX_VALUE_DEPTH + 1));
     }
 
     #[test]
