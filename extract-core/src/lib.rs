@@ -6,6 +6,7 @@ mod error;
 mod extractable;
 mod model;
 mod prompt;
+mod strict;
 pub mod structure;
 mod tool;
 mod usage;
