@@ -238,17 +238,25 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
     take("multipleOf", &|v| Some(format!("Must be a multiple of {v}.")));
     take("minLength", &|v| Some(format!("Must be at least {} long.", plural(v, "character"))));
     take("maxLength", &|v| Some(format!("Must be at most {} long.", plural(v, "character"))));
+    if let Some(min_items) = node.get("minItems")
+        && !(min_items == 0 || min_items == 1)
+    {
+        let note = format!("Must have at least {}.", plural(min_items, "item"));
+        node.remove("minItems");
+        notes.push(note);
+    }
+    let mut take = |key: &str, say: &dyn Fn(&Value) -> Option<String>| {
+        if let Some(value) = node.get(key) {
+            let note = say(value);
+            node.remove(key);
+            notes.extend(note);
+        }
+    };
     take("maxItems", &|v| Some(format!("Must have at most {}.", plural(v, "item"))));
     take("uniqueItems", &|v| (v == &Value::Bool(true)).then(|| "Items must be unique.".to_string()));
     take("minProperties", &|v| Some(format!("Must have at least {}.", plural(v, "field"))));
     take("maxProperties", &|v| Some(format!("Must have at most {}.", plural(v, "field"))));
 
-    if let Some(min_items) = node.get("minItems")
-        && !(min_items == 0 || min_items == 1)
-    {
-        notes.push(format!("Must have at least {}.", plural(min_items, "item")));
-        node.remove("minItems");
-    }
     if let Some(format) = node.get("format").and_then(Value::as_str).map(str::to_string)
         && !SUPPORTED_FORMATS.contains(&format.as_str())
     {

@@ -162,6 +162,7 @@ fn a_valid_output_has_no_violations() {
     assert!(validator().needs_schema_pass(), "pattern, range and length are schema-only");
     assert_eq!(structure(&valid()), Vec::<Violation>::new());
     assert!(validator().violations(&valid(), &INVOICE).is_empty());
+    jsonschema::meta::validate(&schema()).expect("the schema is valid JSON Schema 2020-12");
 }
 
 #[test]
