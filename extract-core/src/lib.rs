@@ -9,6 +9,7 @@ mod extractable;
 mod model;
 mod prompt;
 mod sourced;
+mod strict;
 pub mod structure;
 mod tool;
 mod usage;

@@ -40,10 +40,49 @@ pub struct StrictError {
 }
 
 impl Tool {
-    /// A copy fit for Claude's strict tool use (see `strict.rs`).
+    /// A copy fit for Claude's strict tool use (`"strict": true`), whose
+    /// sampling is constrained to the schema.
+    ///
+    /// Every object gets `additionalProperties: false`; optional fields stay
+    /// optional and nullable. Keywords strict mode rejects (`minimum`,
+    /// `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
+    /// `minLength`, `maxLength`, `minItems` other than 0 or 1, `maxItems`,
+    /// `uniqueItems`, formats outside date-time, time, date, duration, email,
+    /// hostname, uri, ipv4, ipv6 and uuid, and patterns with backreferences,
+    /// lookaround or word boundaries) are removed and restated in the
+    /// description of the schema that held them ("Must be at least 0."). The
+    /// structure validator is compiled from the original schema, so they are
+    /// still enforced. `oneOf` becomes `anyOf`.
+    ///
+    /// # Errors
+    ///
+    /// A [`StrictError`] naming the reason and the property when the schema
+    /// cannot be made strict: a recursive type (a `$ref` cycle), a map with
+    /// free-form keys, an `enum` of objects or arrays, more than 24 optional
+    /// properties or more than 16 union-typed properties (`Option` fields,
+    /// type arrays, `anyOf`) in the whole tool.
+    ///
+    /// ```
+    /// let tool = extract_core::Tool {
+    ///     name: "record_reading".into(),
+    ///     description: "Record one reading.".into(),
+    ///     input_schema: serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": {"celsius": {"type": "number", "minimum": -273.15}},
+    ///         "required": ["celsius"],
+    ///     }),
+    ///     strict: false,
+    /// };
+    /// let strict = tool.strict().unwrap();
+    /// assert!(strict.strict);
+    /// let schema = &strict.input_schema;
+    /// assert_eq!(schema["additionalProperties"], false);
+    /// assert!(schema["properties"]["celsius"].get("minimum").is_none());
+    /// assert_eq!(schema["properties"]["celsius"]["description"], "Must be at least -273.15.");
+    /// ```
     pub fn strict(&self) -> Result<Tool, StrictError> {
-        let mut tool = self.clone();
-        tool.strict = true;
-        Ok(tool)
+        let input_schema = crate::strict::strict_schema(&self.input_schema)
+            .map_err(|reason| StrictError { tool: self.name.clone(), reason })?;
+        Ok(Tool { input_schema, strict: true, ..self.clone() })
     }
 }

@@ -202,7 +202,9 @@ impl fmt::Display for FieldPath {
 
 impl PartialEq<&str> for FieldPath {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        let mut text = String::new();
+        self.write(&mut text, false);
+        text == *other
     }
 }
 
