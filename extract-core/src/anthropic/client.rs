@@ -42,9 +42,9 @@ pub const MODELS_REFUSING_FORCED_TOOL_USE: &[&str] =
 /// Whether `model` is documented to refuse a forced `tool_choice`: one of
 /// [`MODELS_REFUSING_FORCED_TOOL_USE`], or a dated or suffixed id of one.
 pub fn refuses_forced_tool_use(model: &str) -> bool {
-    MODELS_REFUSING_FORCED_TOOL_USE.iter().any(|id| {
-        model == *id || model.strip_prefix(id).is_some_and(|rest| rest.starts_with(['-', '@']))
-    })
+    MODELS_REFUSING_FORCED_TOOL_USE
+        .iter()
+        .any(|id| model == *id || model.strip_prefix(id).is_some_and(|rest| rest.starts_with(['-', '@'])))
 }
 
 const API_KEY_VAR: &str = "ANTHROPIC_API_KEY";
@@ -66,10 +66,10 @@ const REDACTED: &str = "[redacted]";
 /// refused a forced tool choice.
 ///
 /// ```no_run
-/// use extract::Model;
-/// use extract::anthropic::Client;
+/// use extract_core::Model;
+/// use extract_core::anthropic::Client;
 ///
-/// # async fn run(prompt: extract::Prompt) -> Result<(), extract::Error> {
+/// # async fn run(prompt: extract_core::Prompt) -> Result<(), extract_core::Error> {
 /// // Reads ANTHROPIC_API_KEY, and ANTHROPIC_BASE_URL / ANTHROPIC_MODEL if set.
 /// let client = Client::from_env()?;
 /// println!("{client:?}"); // the key shows as [redacted]
@@ -267,7 +267,9 @@ enum Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Api { status, error, .. } => write!(f, "HTTP {status} {}: {}", error.error_type, error.message),
+            Failure::Api { status, error, .. } => {
+                write!(f, "HTTP {status} {}: {}", error.error_type, error.message)
+            }
             Failure::Transport(message) => f.write_str(message),
         }
     }
@@ -367,10 +369,18 @@ impl Client {
                         header("x-should-retry"),
                         error.error_code.as_deref(),
                     );
-                    let server_delay =
-                        retry::server_delay(header("retry-after-ms"), header("retry-after"), SystemTime::now());
-                    let request_id = header("request-id").map(str::to_owned).or_else(|| error.request_id.clone());
-                    debug!(status, request_id = request_id.as_deref().unwrap_or(""), "Messages API error response");
+                    let server_delay = retry::server_delay(
+                        header("retry-after-ms"),
+                        header("retry-after"),
+                        SystemTime::now(),
+                    );
+                    let request_id =
+                        header("request-id").map(str::to_owned).or_else(|| error.request_id.clone());
+                    debug!(
+                        status,
+                        request_id = request_id.as_deref().unwrap_or(""),
+                        "Messages API error response"
+                    );
                     (Failure::Api { status, error, request_id }, server_delay, retryable)
                 }
                 Err(message) => (Failure::Transport(message), None, true),
@@ -452,7 +462,9 @@ mod tests {
 
     #[test]
     fn documented_models_refuse_forced_tool_use() {
-        for model in ["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-sonnet-5-5-20261001"] {
+        for model in
+            ["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-sonnet-5-5-20261001"]
+        {
             assert!(refuses_forced_tool_use(model), "{model}");
         }
         for model in ["claude-haiku-5-5", "claude-sonnet-5", "claude-opus-5-55", "claude-opus-4-8"] {

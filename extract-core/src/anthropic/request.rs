@@ -33,7 +33,8 @@ pub(crate) enum ToolChoice {
 pub(crate) const DOCUMENT_TITLE: &str = "Source document";
 
 /// The label of the block that carries the previous attempt's output.
-pub(crate) const PREVIOUS_OUTPUT_LABEL: &str = "Your previous answer (the input you gave the tool), verbatim:";
+pub(crate) const PREVIOUS_OUTPUT_LABEL: &str =
+    "Your previous answer (the input you gave the tool), verbatim:";
 
 /// The label of the block that carries the previous attempt's violations.
 pub(crate) const VIOLATIONS_LABEL: &str = "What was wrong with that answer:";
@@ -69,7 +70,11 @@ pub(crate) fn body(prompt: &Prompt, model: &str, max_tokens: u32, choice: ToolCh
             } else {
                 format!("{}\n\n{instruction}", prompt.system)
             };
-            (strict_or_plain(&prompt.tool), json!({ "type": "auto", "disable_parallel_tool_use": true }), system)
+            (
+                strict_or_plain(&prompt.tool),
+                json!({ "type": "auto", "disable_parallel_tool_use": true }),
+                system,
+            )
         }
     };
 

@@ -205,7 +205,10 @@ mod tests {
             "usage": {"input_tokens": 10, "output_tokens": 20,
                       "cache_creation_input_tokens": 30, "cache_read_input_tokens": 40}
         }));
-        assert_eq!(reply.content, ReplyContent::ToolCall { name: Some("record".into()), input: json!({"a": 1}) });
+        assert_eq!(
+            reply.content,
+            ReplyContent::ToolCall { name: Some("record".into()), input: json!({"a": 1}) }
+        );
         assert_eq!(reply.usage, Usage::new(10, 20).with_cache(40, 30));
     }
 
@@ -218,7 +221,10 @@ mod tests {
             ],
             "stop_reason": "tool_use"
         }));
-        assert_eq!(reply.content, ReplyContent::ToolCall { name: Some("record".into()), input: json!({"b": 2}) });
+        assert_eq!(
+            reply.content,
+            ReplyContent::ToolCall { name: Some("record".into()), input: json!({"b": 2}) }
+        );
         assert_eq!(reply.usage, Usage::default());
     }
 
@@ -257,7 +263,10 @@ mod tests {
             ReplyContent::Truncated { limit: Truncation::MaxTokens, partial: Some("{\"a\":\"par\"}".into()) }
         );
         let window = parse(json!({"content": [], "stop_reason": "model_context_window_exceeded"}));
-        assert_eq!(window.content, ReplyContent::Truncated { limit: Truncation::ContextWindow, partial: None });
+        assert_eq!(
+            window.content,
+            ReplyContent::Truncated { limit: Truncation::ContextWindow, partial: None }
+        );
     }
 
     #[test]
