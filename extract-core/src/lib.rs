@@ -1,6 +1,8 @@
 //! Runtime of `extract`. Use it through the facade crate `extract`, which
 //! re-exports everything here together with `#[derive(Extractable)]`.
 
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
 #[doc(hidden)]
 pub mod check;
 mod describe;

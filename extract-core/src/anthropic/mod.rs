@@ -1,0 +1,42 @@
+//! The Claude backend: [`Client`] implements [`Model`](crate::Model) over the
+//! Anthropic Messages API (`POST /v1/messages`, `anthropic-version: 2026-10-21`).
+//!
+//! Behind the `anthropic` cargo feature (on by default in the `extract`
+//! facade). What the client does, in the order a call meets it:
+//!
+//! - **Request.** The prompt's blocks map to content blocks of one user
+//!   message: the document as a `document` block with a plain-text source,
+//!   byte for byte; on a correction attempt, the previous output, its
+//!   violations and the instruction as labelled text blocks. `temperature`,
+//!   `top_p` and `top_k` are never sent (API version 2026-10-21 rejects them).
+//! - **Prompt caching.** `cache_control: {"type": "ephemeral"}` on the tool
+//!   and on the document block, so a correction attempt reads the tool,
+//!   system and document from the cache.
+//! - **Tool choice.** The tool is forced where the model allows it. Models
+//!   documented to refuse forced tool use ([`MODELS_REFUSING_FORCED_TOOL_USE`])
+//!   get `{"type": "auto"}` with the strict tool ([`Tool::strict`](crate::Tool::strict))
+//!   and a system instruction to answer only through it; any other model that
+//!   answers a forced choice with a 400 about it is switched to the same
+//!   fallback, for the rest of the client's life, and the call is resent
+//!   without spending a validation attempt.
+//! - **Transport retries.** `x-should-retry` is obeyed; otherwise 408, 409,
+//!   429, 5xx (529 included), timeouts and dropped connections are retried
+//!   [`DEFAULT_TRANSPORT_RETRIES`] times, waiting `retry-after-ms` or
+//!   `retry-after` (up to 60 s), else 0.5 s doubling to 8 s with jitter. A 429
+//!   for an exhausted spend limit, and 400/401/403/404/413, come back at once
+//!   as [`Error::Api`](crate::Error::Api) with the API's type, message and request id.
+//! - **Replies.** A `tool_use` block is a tool call; text alone is text;
+//!   `stop_reason` `refusal`, `max_tokens` and `model_context_window_exceeded`
+//!   are a refusal (with `stop_details`) and truncated replies. Usage maps
+//!   input, output, cache-write and cache-read tokens.
+//! - **Secrecy.** The API key appears in no `Debug` output, error or log line.
+
+mod client;
+mod request;
+mod response;
+mod retry;
+
+pub use client::{
+    API_VERSION, Client, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
+    DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, refuses_forced_tool_use,
+};

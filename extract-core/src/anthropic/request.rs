@@ -1,0 +1,211 @@
+//! The body of `POST /v1/messages`, mapped from a [`Prompt`]: its blocks
+//! become content blocks, never one flattened string.
+//!
+//! - `tools`: the prompt's tool, with `cache_control: {"type": "ephemeral"}`
+//!   (tools render first, so the cache prefix starts with them).
+//! - `tool_choice`: forced (`{"type": "tool", "name", "disable_parallel_tool_use": true}`)
+//!   or, where forcing is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
+//!   with the strict copy of the tool and a system instruction to answer only through it.
+//! - one user message: the document as a `document` block with a plain-text
+//!   source (byte for byte, `cache_control` ephemeral, so a correction attempt
+//!   reads tools, system and document from the cache), then either the task
+//!   (first attempt) or the labelled correction blocks.
+//!
+//! `temperature`, `top_p` and `top_k` are never sent: API version
+//! `2026-10-21` answers any of them with a 400.
+
+use serde_json::{Value, json};
+use tracing::warn;
+
+use crate::{Prompt, Tool};
+
+/// How the request asks for the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolChoice {
+    /// `{"type": "tool", "name": ..., "disable_parallel_tool_use": true}`.
+    Forced,
+    /// `{"type": "auto", "disable_parallel_tool_use": true}` with the strict
+    /// tool and an instruction to answer only through it.
+    AutoStrict,
+}
+
+/// The title of the document block, so the model can tell source from the rest.
+pub(crate) const DOCUMENT_TITLE: &str = "Source document";
+
+/// The label of the block that carries the previous attempt's output.
+pub(crate) const PREVIOUS_OUTPUT_LABEL: &str =
+    "Your previous answer (the input you gave the tool), verbatim:";
+
+/// The label of the block that carries the previous attempt's violations.
+pub(crate) const VIOLATIONS_LABEL: &str = "What was wrong with that answer:";
+
+/// The label of the block that carries the correction instruction.
+pub(crate) const INSTRUCTION_LABEL: &str = "Instruction:";
+
+fn ephemeral() -> Value {
+    json!({ "type": "ephemeral" })
+}
+
+/// The system instruction added when the tool cannot be forced.
+pub(crate) fn answer_through_tool(tool: &str) -> String {
+    format!(
+        "Answer only by calling the tool `{tool}`, exactly once, with the complete input. \
+         Do not answer in text."
+    )
+}
+
+/// The request body for `prompt`.
+pub(crate) fn body(prompt: &Prompt, model: &str, max_tokens: u32, choice: ToolChoice) -> Value {
+    let tool_name = prompt.tool.name.as_str();
+    let (tool, tool_choice, system) = match choice {
+        ToolChoice::Forced => (
+            prompt.tool.clone(),
+            json!({ "type": "tool", "name": tool_name, "disable_parallel_tool_use": true }),
+            prompt.system.clone(),
+        ),
+        ToolChoice::AutoStrict => {
+            let instruction = answer_through_tool(tool_name);
+            let system = if prompt.system.trim().is_empty() {
+                instruction
+            } else {
+                format!("{}\n\n{instruction}", prompt.system)
+            };
+            (
+                strict_or_plain(&prompt.tool),
+                json!({ "type": "auto", "disable_parallel_tool_use": true }),
+                system,
+            )
+        }
+    };
+
+    let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
+    if let Some(object) = tool.as_object_mut() {
+        object.insert("cache_control".into(), ephemeral());
+    }
+
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "tools": [tool],
+        "tool_choice": tool_choice,
+        "messages": [{ "role": "user", "content": content(prompt) }],
+    });
+    if !system.is_empty() {
+        body["system"] = Value::String(system);
+    }
+    body
+}
+
+/// The strict copy of `tool`, or the tool as it is when it cannot be made strict.
+fn strict_or_plain(tool: &Tool) -> Tool {
+    match tool.strict() {
+        Ok(strict) => strict,
+        Err(error) => {
+            warn!(tool = %tool.name, %error, "sending the tool without strict mode");
+            tool.clone()
+        }
+    }
+}
+
+/// The content blocks of the one user message.
+fn content(prompt: &Prompt) -> Vec<Value> {
+    let mut blocks = vec![json!({
+        "type": "document",
+        "source": { "type": "text", "media_type": "text/plain", "data": prompt.document },
+        "title": DOCUMENT_TITLE,
+        "cache_control": ephemeral(),
+    })];
+    match &prompt.correction {
+        None => blocks.push(text(format!(
+            "Record the data of the source document above by calling the tool `{}`.",
+            prompt.tool.name
+        ))),
+        Some(correction) => {
+            blocks.push(text(format!("{PREVIOUS_OUTPUT_LABEL}\n{}", correction.previous_output)));
+            blocks.push(text(format!("{VIOLATIONS_LABEL}\n{}", correction.violations)));
+            blocks.push(text(format!("{INSTRUCTION_LABEL}\n{}", correction.instruction)));
+        }
+    }
+    blocks
+}
+
+fn text(text: String) -> Value {
+    json!({ "type": "text", "text": text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Correction;
+
+    fn prompt() -> Prompt {
+        Prompt {
+            attempt: 1,
+            system: "Extract.".into(),
+            document: "Invoice \"7\"\nTotal: 5 €".into(),
+            tool: Tool {
+                name: "record_note".into(),
+                description: "Record one note.".into(),
+                input_schema: json!({"type": "object", "properties": {}}),
+                strict: false,
+            },
+            correction: None,
+        }
+    }
+
+    #[test]
+    fn forced_body_has_exactly_the_documented_fields() {
+        let body = body(&prompt(), "claude-haiku-5-5", 1024, ToolChoice::Forced);
+        let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]);
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "record_note", "disable_parallel_tool_use": true})
+        );
+        assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(body["tools"][0].get("strict").is_none());
+        assert_eq!(body["system"], "Extract.");
+        let content = body["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(content.len(), 2);
+        assert_eq!(content[0]["source"]["data"], "Invoice \"7\"\nTotal: 5 €");
+    }
+
+    #[test]
+    fn auto_strict_body_marks_the_tool_and_instructs() {
+        let body = body(&prompt(), "claude-opus-5-5", 1024, ToolChoice::AutoStrict);
+        assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
+        assert_eq!(body["tools"][0]["strict"], true);
+        let system = body["system"].as_str().unwrap();
+        assert!(system.starts_with("Extract.\n\n"), "{system}");
+        assert!(system.ends_with(&answer_through_tool("record_note")), "{system}");
+    }
+
+    #[test]
+    fn empty_system_is_left_out_when_forced() {
+        let mut prompt = prompt();
+        prompt.system.clear();
+        assert!(body(&prompt, "m", 1, ToolChoice::Forced).get("system").is_none());
+        let auto = body(&prompt, "m", 1, ToolChoice::AutoStrict);
+        assert_eq!(auto["system"], answer_through_tool("record_note"));
+    }
+
+    #[test]
+    fn correction_becomes_three_labelled_blocks_after_the_document() {
+        let mut prompt = prompt();
+        prompt.attempt = 2;
+        prompt.correction = Some(Correction {
+            previous_output: "{\"a\":1}".into(),
+            violations: "a: too small".into(),
+            instruction: "Fix only a.".into(),
+        });
+        let body = body(&prompt, "m", 1, ToolChoice::Forced);
+        let content = body["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(content.len(), 4);
+        assert_eq!(content[0]["type"], "document");
+        assert_eq!(content[1]["text"], format!("{PREVIOUS_OUTPUT_LABEL}\n{{\"a\":1}}"));
+        assert_eq!(content[2]["text"], format!("{VIOLATIONS_LABEL}\na: too small"));
+        assert_eq!(content[3]["text"], format!("{INSTRUCTION_LABEL}\nFix only a."));
+        assert!(content[1..].iter().all(|b| b.get("cache_control").is_none()));
+    }
+}

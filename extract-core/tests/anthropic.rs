@@ -1,0 +1,966 @@
+//! The Claude client against a real HTTP server on 127.0.0.1: a small
+//! scripted server (tokio `TcpListener`, HTTP/1.1 written by hand) that
+//! answers each request with the next scripted step and records every request
+//! it received, headers and body. Writing the bytes by hand is what lets a
+//! step cut a body short, reset the connection mid-response or answer later
+//! than the client's timeout.
+
+#![cfg(feature = "anthropic")]
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
+use extract_core::{Correction, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const KEY: &str = "sk-ant-api03-TEST-SECRET-0123456789abcdef";
+
+// ---------------------------------------------------------------------------
+// The scripted server
+
+/// What the server does with one request.
+enum Step {
+    /// A complete response.
+    Reply { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    /// Waits, then does the next step.
+    Slow(Duration, Box<Step>),
+    /// A 200 whose `content-length` promises more than is sent before the connection closes.
+    Truncated(String),
+    /// Starts a response, then resets the connection (RST).
+    Reset,
+}
+
+/// One request as the server received it.
+#[derive(Debug, Clone)]
+struct Received {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("the client sent JSON")
+    }
+}
+
+struct Server {
+    base_url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Server {
+    async fn start(script: Vec<Step>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let record = received.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, record.clone(), script.clone()));
+            }
+        });
+        Server { base_url, received }
+    }
+
+    fn requests(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.requests().iter().map(Received::json).collect()
+    }
+}
+
+/// Serves one connection: one request, one scripted step, then the connection closes.
+async fn serve(mut stream: TcpStream, record: Arc<Mutex<Vec<Received>>>, script: Arc<Mutex<VecDeque<Step>>>) {
+    let Some(request) = read_request(&mut stream).await else { return };
+    record.lock().unwrap().push(request);
+    let step = script.lock().unwrap().pop_front();
+    let step = step.unwrap_or_else(|| reply(418, &[], "{\"script\":\"exhausted\"}".into()));
+    perform(&mut stream, step).await;
+}
+
+async fn perform(stream: &mut TcpStream, mut step: Step) {
+    loop {
+        match step {
+            Step::Slow(delay, next) => {
+                tokio::time::sleep(delay).await;
+                step = *next;
+            }
+            Step::Reply { status, headers, body } => {
+                let mut head = format!("HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\n");
+                for (name, value) in headers {
+                    write!(head, "{name}: {value}\r\n").unwrap();
+                }
+                write!(head, "content-length: {}\r\nconnection: close\r\n\r\n", body.len()).unwrap();
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(body.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            Step::Truncated(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len() + 500
+                );
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(body.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            Step::Reset => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-le").await;
+                let _ = stream.set_zero_linger();
+                return; // dropping a zero-linger socket sends RST
+            }
+        }
+    }
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<Received> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8(buffer[..head_end].to_vec()).ok()?;
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?.to_owned();
+    let path = request_line.next()?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize =
+        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let mut body = buffer[head_end..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some(Received { method, path, headers, body })
+}
+
+// ---------------------------------------------------------------------------
+// Script helpers
+
+fn reply(status: u16, headers: &[(&'static str, &str)], body: String) -> Step {
+    Step::Reply { status, headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(), body }
+}
+
+fn message(content: Value, stop_reason: &str) -> String {
+    json!({
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": DEFAULT_MODEL,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": null,
+        "usage": {
+            "input_tokens": 12,
+            "output_tokens": 34,
+            "cache_creation_input_tokens": 56,
+            "cache_read_input_tokens": 78
+        }
+    })
+    .to_string()
+}
+
+fn tool_use(input: Value) -> String {
+    message(
+        json!([{"type": "tool_use", "id": "toolu_01", "name": "record_invoice", "input": input}]),
+        "tool_use",
+    )
+}
+
+fn ok(input: Value) -> Step {
+    reply(200, &[], tool_use(input))
+}
+
+fn api_error(kind: &str, message: &str) -> String {
+    json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_body"})
+        .to_string()
+}
+
+fn error_step(status: u16, kind: &str, message: &str) -> Step {
+    reply(status, &[("request-id", "req_header_01")], api_error(kind, message))
+}
+
+fn tool() -> Tool {
+    Tool {
+        name: "record_invoice".into(),
+        description: "Record one invoice.".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"total": {"type": "number"}},
+            "required": ["total"],
+            "additionalProperties": false
+        }),
+        strict: false,
+    }
+}
+
+fn prompt(document: &str) -> Prompt {
+    Prompt {
+        attempt: 1,
+        system: "You extract data. Answer only through the tool.".into(),
+        document: document.into(),
+        tool: tool(),
+        correction: None,
+    }
+}
+
+fn builder(server: &Server) -> ClientBuilder {
+    Client::builder()
+        .api_key(KEY)
+        .base_url(&server.base_url)
+        .timeout(Duration::from_secs(5))
+        .retry_backoff(Duration::from_millis(5), Duration::from_millis(20))
+}
+
+/// The error's text, checked to carry no trace of the API key.
+fn checked(err: &Error) -> String {
+    let text = format!("{err} {err:?}");
+    assert!(!text.contains(KEY) && !text.contains("TEST-SECRET"), "the API key leaked: {text}");
+    err.to_string()
+}
+
+/// Every object key anywhere in `value`.
+fn keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+fn assert_no_sampling_parameters(body: &Value) {
+    let mut all = Vec::new();
+    keys(body, &mut all);
+    for banned in ["temperature", "top_p", "top_k"] {
+        assert!(!all.iter().any(|k| k == banned), "request carries `{banned}`: {body}");
+    }
+}
+
+fn forced() -> Value {
+    json!({"type": "tool", "name": "record_invoice", "disable_parallel_tool_use": true})
+}
+
+fn auto() -> Value {
+    json!({"type": "auto", "disable_parallel_tool_use": true})
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+
+#[tokio::test]
+async fn request_headers_and_body_field_by_field() {
+    let server = Server::start(vec![ok(json!({"total": 500.0}))]).await;
+    let client = builder(&server).max_tokens(1234).build().unwrap();
+    let document = "INVOICE 7\nTotal: 500.00";
+
+    let reply = client.call(&prompt(document)).await.unwrap();
+
+    assert_eq!(
+        reply,
+        Reply::named_tool_call("record_invoice", json!({"total": 500.0})).with_usage(Usage {
+            input_tokens: 12,
+            output_tokens: 34,
+            cache_read_tokens: 78,
+            cache_write_tokens: 56,
+        })
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.method, "POST");
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some(KEY));
+    assert_eq!(request.header("anthropic-version"), Some("2026-10-21"));
+    assert_eq!(API_VERSION, "2026-10-21");
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(request.header("authorization"), None);
+
+    let body = request.json();
+    let mut top: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+    top.sort_unstable();
+    assert_eq!(top, ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]);
+    assert_eq!(body["model"], "claude-haiku-5-5");
+    assert_eq!(body["max_tokens"], 1234);
+    assert_eq!(body["system"], "You extract data. Answer only through the tool.");
+    assert_eq!(
+        body["tools"],
+        json!([{
+            "name": "record_invoice",
+            "description": "Record one invoice.",
+            "input_schema": tool().input_schema,
+            "cache_control": {"type": "ephemeral"}
+        }])
+    );
+    assert_eq!(body["tool_choice"], forced());
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["role"], "user");
+    let content = messages[0]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2);
+    assert_eq!(
+        content[0],
+        json!({
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": document},
+            "title": "Source document",
+            "cache_control": {"type": "ephemeral"}
+        })
+    );
+    assert_eq!(content[1]["type"], "text");
+    assert!(content[1]["text"].as_str().unwrap().contains("`record_invoice`"), "{}", content[1]);
+    assert!(content[1].get("cache_control").is_none());
+    assert_no_sampling_parameters(&body);
+}
+
+#[tokio::test]
+async fn the_document_travels_byte_for_byte() {
+    let document = "Vendor: \"ACME\" <acme@example.com>\r\n\tLine\\1: 5 €\n\
+                    日本語 テキスト, emoji 🧾, combining é, nul-free \u{2028} separator\n\
+                    </document> ```fence``` {\"json\": true}\n   trailing spaces   ";
+    let server = Server::start(vec![ok(json!({"total": 5.0}))]).await;
+    let client = builder(&server).build().unwrap();
+
+    client.call(&prompt(document)).await.unwrap();
+
+    let body = server.bodies().remove(0);
+    let block = &body["messages"][0]["content"][0];
+    assert_eq!(block["type"], "document");
+    assert_eq!(block["source"]["data"].as_str().unwrap().as_bytes(), document.as_bytes());
+    // The document is sent once, in its own block, and nowhere else.
+    let raw = String::from_utf8(server.requests()[0].body.clone()).unwrap();
+    assert_eq!(raw.matches("trailing spaces").count(), 1);
+    assert_no_sampling_parameters(&body);
+}
+
+#[tokio::test]
+async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix() {
+    let server = Server::start(vec![ok(json!({"total": 450.0})), ok(json!({"total": 500.0}))]).await;
+    let client = builder(&server).build().unwrap();
+    let document = "INVOICE 7\nLine A 450.00\nLine B 50.00\nTotal: 500.00";
+    let first = prompt(document);
+    let mut second = prompt(document);
+    second.attempt = 2;
+    second.correction = Some(Correction {
+        previous_output: "{\"total\":450.0}".into(),
+        violations: "total: check failed: sum(line_items.amount) == total: 500.00 != 450.00".into(),
+        instruction: "Fix only the fields above and keep everything else.".into(),
+    });
+
+    client.call(&first).await.unwrap();
+    let reply = client.call(&second).await.unwrap();
+    assert_eq!(
+        reply.content,
+        ReplyContent::ToolCall { name: Some("record_invoice".into()), input: json!({"total": 500.0}) }
+    );
+
+    let bodies = server.bodies();
+    let (one, two) = (&bodies[0], &bodies[1]);
+    // The cached prefix (tools, system, document block) is identical across attempts.
+    assert_eq!(one["tools"], two["tools"]);
+    assert_eq!(one["system"], two["system"]);
+    assert_eq!(one["tool_choice"], two["tool_choice"]);
+    assert_eq!(one["messages"][0]["content"][0], two["messages"][0]["content"][0]);
+    assert_eq!(two["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(two["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+
+    let content = two["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 4, "{content:#?}");
+    let texts: Vec<&str> = content[1..].iter().map(|b| b["text"].as_str().unwrap()).collect();
+    assert!(content[1..].iter().all(|b| b["type"] == "text" && b.get("cache_control").is_none()));
+    assert_eq!(texts[0], "Your previous answer (the input you gave the tool), verbatim:\n{\"total\":450.0}");
+    assert_eq!(
+        texts[1],
+        "What was wrong with that answer:\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00"
+    );
+    assert_eq!(texts[2], "Instruction:\nFix only the fields above and keep everything else.");
+    assert_eq!(two["messages"].as_array().unwrap().len(), 1);
+    assert_no_sampling_parameters(two);
+}
+
+// ---------------------------------------------------------------------------
+// Transport retries
+
+#[tokio::test]
+async fn a_429_with_retry_after_one_second_is_waited_out_then_succeeds() {
+    let server = Server::start(vec![
+        reply(429, &[("retry-after", "1")], api_error("rate_limit_error", "Number of requests exceeded")),
+        ok(json!({"total": 1.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+
+    let started = Instant::now();
+    let reply = client.call(&prompt("doc")).await.unwrap();
+
+    assert!(matches!(reply.content, ReplyContent::ToolCall { .. }));
+    assert_eq!(server.requests().len(), 2);
+    // The backoff is 5 ms here, so a wait of a second is the server's retry-after.
+    assert!(started.elapsed() >= Duration::from_millis(950), "waited only {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn retry_after_ms_is_preferred_to_retry_after() {
+    let server = Server::start(vec![
+        reply(503, &[("retry-after-ms", "300"), ("retry-after", "30")], api_error("api_error", "busy")),
+        ok(json!({"total": 1.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+
+    let started = Instant::now();
+    client.call(&prompt("doc")).await.unwrap();
+    let waited = started.elapsed();
+
+    assert_eq!(server.requests().len(), 2);
+    assert!(waited >= Duration::from_millis(290) && waited < Duration::from_secs(10), "{waited:?}");
+}
+
+#[tokio::test]
+async fn a_529_twice_then_success() {
+    let overloaded = || error_step(529, "overloaded_error", "Overloaded");
+    let server = Server::start(vec![overloaded(), overloaded(), ok(json!({"total": 2.0}))]).await;
+    let client = builder(&server).build().unwrap();
+
+    let reply = client.call(&prompt("doc")).await.unwrap();
+
+    assert_eq!(
+        reply.content,
+        ReplyContent::ToolCall { name: Some("record_invoice".into()), input: json!({"total": 2.0}) }
+    );
+    assert_eq!(server.requests().len(), 3, "two retries by default");
+    // Every retry resends the same request.
+    let bodies = server.bodies();
+    assert!(bodies.iter().all(|b| *b == bodies[0]));
+}
+
+#[tokio::test]
+async fn a_500_on_every_try_gives_err_after_the_configured_retries() {
+    let failing =
+        || (0..8).map(|_| error_step(500, "api_error", "Internal server error")).collect::<Vec<_>>();
+
+    let server = Server::start(failing()).await;
+    let client = builder(&server).transport_retries(3).build().unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert_eq!(server.requests().len(), 4, "1 request + 3 retries");
+    match &err {
+        Error::Api { status, error_type, message, request_id } => {
+            assert_eq!(*status, 500);
+            assert_eq!(error_type, "api_error");
+            assert_eq!(message, "Internal server error");
+            assert_eq!(request_id.as_deref(), Some("req_header_01"));
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+    checked(&err);
+
+    let server = Server::start(failing()).await;
+    let client = builder(&server).build().unwrap();
+    assert!(client.call(&prompt("doc")).await.is_err());
+    assert_eq!(server.requests().len(), 3, "default: 2 transport retries");
+
+    let server = Server::start(failing()).await;
+    let client = builder(&server).transport_retries(0).build().unwrap();
+    assert!(client.call(&prompt("doc")).await.is_err());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn x_should_retry_is_obeyed_both_ways() {
+    let server = Server::start(vec![
+        reply(500, &[("x-should-retry", "false")], api_error("api_error", "do not retry")),
+        ok(json!({"total": 1.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(err, Error::Api { status: 500, .. }), "{err:?}");
+    assert_eq!(server.requests().len(), 1);
+    checked(&err);
+
+    let server = Server::start(vec![
+        reply(400, &[("x-should-retry", "true")], api_error("invalid_request_error", "transient")),
+        ok(json!({"total": 1.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+    client.call(&prompt("doc")).await.unwrap();
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried_and_carry_type_message_and_request_id() {
+    let cases = [
+        (400, "invalid_request_error", "messages: text content blocks must be non-empty"),
+        (401, "authentication_error", "invalid x-api-key"),
+        (403, "permission_error", "Your API key does not have permission to use the specified resource."),
+        (404, "not_found_error", "model: claude-nonexistent"),
+        (413, "request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    ];
+    for (status, kind, text) in cases {
+        let server = Server::start(vec![error_step(status, kind, text), ok(json!({"total": 1.0}))]).await;
+        let client = builder(&server).build().unwrap();
+
+        let err = client.call(&prompt("doc")).await.unwrap_err();
+
+        assert_eq!(server.requests().len(), 1, "{status} must not be retried");
+        match &err {
+            Error::Api { status: got, error_type, message, request_id } => {
+                assert_eq!(*got, status);
+                assert_eq!(error_type, kind);
+                assert_eq!(message, text);
+                assert_eq!(request_id.as_deref(), Some("req_header_01"));
+            }
+            other => panic!("{status}: expected an API error, got {other:?}"),
+        }
+        let shown = checked(&err);
+        assert!(shown.contains(kind) && shown.contains(text) && shown.contains("req_header_01"), "{shown}");
+    }
+}
+
+#[tokio::test]
+async fn the_request_id_falls_back_to_the_body() {
+    let server =
+        Server::start(vec![reply(401, &[], api_error("authentication_error", "invalid x-api-key"))]).await;
+    let err = builder(&server).build().unwrap().call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(&err, Error::Api { request_id: Some(id), .. } if id == "req_body"), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_429_for_an_exhausted_spend_limit_is_not_retried() {
+    let body = json!({
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "You have reached your monthly spend limit.",
+            "details": {"error_code": "enforced_spend_limit_reached"}
+        },
+        "request_id": "req_spend"
+    })
+    .to_string();
+    let server =
+        Server::start(vec![reply(429, &[("retry-after", "1")], body), ok(json!({"total": 1.0}))]).await;
+    let client = builder(&server).build().unwrap();
+
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert_eq!(server.requests().len(), 1);
+    assert!(
+        matches!(&err, Error::Api { status: 429, error_type, .. } if error_type == "rate_limit_error"),
+        "{err:?}"
+    );
+    assert!(checked(&err).contains("spend limit"));
+}
+
+// ---------------------------------------------------------------------------
+// Tool choice
+
+#[tokio::test]
+async fn a_rejected_forced_tool_choice_falls_back_to_auto_and_strict_and_is_remembered() {
+    let server = Server::start(vec![
+        error_step(
+            400,
+            "invalid_request_error",
+            "tool_choice: forcing a tool call with {\"type\": \"tool\"} is not supported for this model",
+        ),
+        ok(json!({"total": 1.0})),
+        ok(json!({"total": 2.0})),
+    ])
+    .await;
+    let client = builder(&server).transport_retries(0).build().unwrap();
+    let shared = client.clone();
+    assert!(client.forces_tool_choice());
+
+    let first = client.call(&prompt("doc one")).await.unwrap();
+    assert_eq!(
+        first.content,
+        ReplyContent::ToolCall { name: Some("record_invoice".into()), input: json!({"total": 1.0}) }
+    );
+    assert!(!client.forces_tool_choice());
+    assert!(!shared.forces_tool_choice(), "clones share what the client learned");
+
+    let second = shared.call(&prompt("doc two")).await.unwrap();
+    assert_eq!(
+        second.content,
+        ReplyContent::ToolCall { name: Some("record_invoice".into()), input: json!({"total": 2.0}) }
+    );
+
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3, "the fallback resend is one extra request, not a transport retry");
+    assert_eq!(bodies[0]["tool_choice"], forced());
+    assert!(bodies[0]["tools"][0].get("strict").is_none());
+    for body in &bodies[1..] {
+        assert_eq!(body["tool_choice"], auto());
+        assert_eq!(body["tools"][0]["strict"], true);
+        assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        let system = body["system"].as_str().unwrap();
+        assert!(system.starts_with("You extract data. Answer only through the tool."), "{system}");
+        assert!(system.contains("Answer only by calling the tool `record_invoice`"), "{system}");
+        assert_no_sampling_parameters(body);
+    }
+    assert_eq!(bodies[1]["messages"][0]["content"][0]["source"]["data"], "doc one");
+    assert_eq!(bodies[2]["messages"][0]["content"][0]["source"]["data"], "doc two");
+}
+
+#[tokio::test]
+async fn a_400_about_something_else_does_not_switch_the_tool_choice() {
+    let server = Server::start(vec![
+        error_step(400, "invalid_request_error", "max_tokens: 999999 > 128000, the maximum allowed"),
+        ok(json!({"total": 1.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert!(matches!(err, Error::Api { status: 400, .. }), "{err:?}");
+    assert_eq!(server.requests().len(), 1);
+    assert!(client.forces_tool_choice());
+}
+
+#[tokio::test]
+async fn models_documented_to_refuse_forced_tool_use_get_auto_and_strict_from_the_first_request() {
+    for model in ["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1"] {
+        let server = Server::start(vec![ok(json!({"total": 1.0}))]).await;
+        let client = builder(&server).model(model).build().unwrap();
+        assert!(!client.forces_tool_choice(), "{model}");
+
+        client.call(&prompt("doc")).await.unwrap();
+
+        let bodies = server.bodies();
+        assert_eq!(bodies.len(), 1, "{model}");
+        let body = &bodies[0];
+        assert_eq!(body["model"], model);
+        assert_eq!(body["tool_choice"], auto(), "{model}");
+        assert_eq!(body["tools"][0]["strict"], true, "{model}");
+        assert!(
+            body["system"].as_str().unwrap().contains("Answer only by calling the tool `record_invoice`")
+        );
+        assert_no_sampling_parameters(body);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Replies
+
+#[tokio::test]
+async fn stop_reasons_and_text_map_to_reply_kinds() {
+    let refusal = json!({
+        "id": "msg_r", "type": "message", "role": "assistant", "model": DEFAULT_MODEL,
+        "content": [{"type": "text", "text": "I can't help with that."}],
+        "stop_reason": "refusal",
+        "stop_details": {"type": "refusal", "category": "cyber", "explanation": "policy"},
+        "usage": {"input_tokens": 5, "output_tokens": 0}
+    })
+    .to_string();
+    let server = Server::start(vec![
+        reply(200, &[], refusal),
+        reply(200, &[], message(json!([{"type": "text", "text": "{\"total\": 1"}]), "max_tokens")),
+        reply(200, &[], message(json!([]), "model_context_window_exceeded")),
+        reply(
+            200,
+            &[],
+            message(
+                json!([
+                    {"type": "thinking", "thinking": "", "signature": "sig"},
+                    {"type": "text", "text": "The total is 5."}
+                ]),
+                "end_turn",
+            ),
+        ),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+    let p = prompt("doc");
+
+    let refused = client.call(&p).await.unwrap();
+    assert_eq!(
+        refused.content,
+        ReplyContent::Refusal {
+            text: "I can't help with that.".into(),
+            details: Some(json!({"type": "refusal", "category": "cyber", "explanation": "policy"})),
+        }
+    );
+    assert_eq!(refused.usage, Usage::new(5, 0));
+    assert_eq!(
+        client.call(&p).await.unwrap().content,
+        ReplyContent::Truncated { limit: Truncation::MaxTokens, partial: Some("{\"total\": 1".into()) }
+    );
+    assert_eq!(
+        client.call(&p).await.unwrap().content,
+        ReplyContent::Truncated { limit: Truncation::ContextWindow, partial: None }
+    );
+    assert_eq!(client.call(&p).await.unwrap().content, ReplyContent::Text("The total is 5.".into()));
+    assert_eq!(server.requests().len(), 4);
+}
+
+// ---------------------------------------------------------------------------
+// Broken transports
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_a_clear_error() {
+    let server =
+        Server::start(vec![reply(200, &[], "<html><body>Gateway says hi</body></html>".into())]).await;
+    let client = builder(&server).build().unwrap();
+
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(shown.contains("not a message") && shown.contains("<html><body>Gateway says hi"), "{shown}");
+    assert_eq!(server.requests().len(), 1, "a well-delivered bad body is not retried");
+}
+
+#[tokio::test]
+async fn an_error_status_with_a_non_json_body_keeps_the_status() {
+    let server = Server::start(vec![reply(404, &[], "<h1>no such route</h1>".into())]).await;
+    let err = builder(&server).build().unwrap().call(&prompt("doc")).await.unwrap_err();
+    match &err {
+        Error::Api { status: 404, error_type, message, .. } => {
+            assert_eq!(error_type, "http_error");
+            assert!(message.contains("<h1>no such route</h1>"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    checked(&err);
+}
+
+#[tokio::test]
+async fn a_truncated_body_is_a_clear_transport_error() {
+    let partial = tool_use(json!({"total": 1.0}));
+    let partial = partial[..partial.len() / 2].to_owned();
+    let server = Server::start(vec![Step::Truncated(partial.clone()), Step::Truncated(partial)]).await;
+    let client = builder(&server).transport_retries(1).build().unwrap();
+
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert!(matches!(err, Error::Transport(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(shown.contains("response body") && shown.contains("after 2 attempts"), "{shown}");
+    assert_eq!(server.requests().len(), 2, "a cut-short body is retried like a dropped connection");
+}
+
+#[tokio::test]
+async fn a_connection_reset_is_a_clear_transport_error_and_is_retried() {
+    let server = Server::start(vec![Step::Reset]).await;
+    let client = builder(&server).transport_retries(0).build().unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(err, Error::Transport(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(shown.contains(&server.base_url), "{shown}");
+    assert_eq!(server.requests().len(), 1);
+
+    let server = Server::start(vec![Step::Reset, ok(json!({"total": 3.0}))]).await;
+    let client = builder(&server).build().unwrap();
+    let reply = client.call(&prompt("doc")).await.unwrap();
+    assert_eq!(
+        reply.content,
+        ReplyContent::ToolCall { name: Some("record_invoice".into()), input: json!({"total": 3.0}) }
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_server_slower_than_the_timeout_is_a_clear_timeout_error() {
+    let slow = || Step::Slow(Duration::from_secs(3), Box::new(ok(json!({"total": 1.0}))));
+    let server = Server::start(vec![slow(), slow()]).await;
+    let client = builder(&server).timeout(Duration::from_millis(250)).transport_retries(1).build().unwrap();
+
+    let started = Instant::now();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert!(started.elapsed() < Duration::from_secs(2), "the client waited {:?}", started.elapsed());
+    assert!(matches!(err, Error::Transport(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(shown.contains("timeout") && shown.contains("250ms"), "{shown}");
+    assert_eq!(server.requests().len(), 2, "a timeout is retried");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_clear_transport_error() {
+    // Bind then drop a listener so the port is closed.
+    let port = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
+    let client = Client::builder()
+        .api_key(KEY)
+        .base_url(format!("http://127.0.0.1:{port}"))
+        .transport_retries(1)
+        .retry_backoff(Duration::from_millis(1), Duration::from_millis(2))
+        .build()
+        .unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(err, Error::Transport(_)), "{err:?}");
+    assert!(checked(&err).contains("could not connect"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// Secrecy and configuration
+
+/// A tracing subscriber that writes every event and span field into a string.
+struct Capture(Arc<Mutex<String>>);
+
+struct Fields<'a>(&'a mut String);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let _ = write!(self.0, "{}={:?} ", field.name(), value);
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        span.record(&mut Fields(&mut self.0.lock().unwrap()));
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        values.record(&mut Fields(&mut self.0.lock().unwrap()));
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut out = self.0.lock().unwrap();
+        let _ = write!(out, "{} ", event.metadata().level());
+        event.record(&mut Fields(&mut out));
+        out.push('\n');
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
+    let client = Client::builder().api_key(KEY).build().unwrap();
+    let shown = format!("{client:?} {client:#?}");
+    assert!(!shown.contains(KEY) && !shown.contains("TEST-SECRET"), "{shown}");
+    assert!(shown.contains("[redacted]") && shown.contains("claude-haiku-5-5"), "{shown}");
+    let builder_shown = format!("{:?}", Client::builder().api_key(KEY));
+    assert!(
+        !builder_shown.contains("TEST-SECRET") && builder_shown.contains("[redacted]"),
+        "{builder_shown}"
+    );
+
+    let log = Arc::new(Mutex::new(String::new()));
+    let _guard = tracing::subscriber::set_default(Capture(log.clone()));
+    let server = Server::start(vec![
+        error_step(529, "overloaded_error", "Overloaded"),
+        error_step(400, "invalid_request_error", "tool_choice: forced tool use is not supported"),
+        ok(json!({"total": 1.0})),
+        error_step(401, "authentication_error", "invalid x-api-key"),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+    client.call(&prompt("doc")).await.unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    checked(&err);
+
+    let log = log.lock().unwrap().clone();
+    assert!(log.contains("retrying the Messages API request"), "{log}");
+    assert!(log.contains("refused a forced tool_choice"), "{log}");
+    assert!(!log.contains(KEY) && !log.contains("TEST-SECRET"), "the key leaked into tracing: {log}");
+    // And the key went where it belongs: the x-api-key header of every request.
+    assert!(server.requests().iter().all(|r| r.header("x-api-key") == Some(KEY)));
+}
+
+#[test]
+fn from_env_reads_the_key_base_url_and_model() {
+    // The only test that touches the environment.
+    let saved: Vec<_> = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"]
+        .into_iter()
+        .map(|name| (name, std::env::var_os(name)))
+        .collect();
+    // SAFETY: no other test in this binary reads or writes these variables.
+    unsafe {
+        std::env::remove_var("ANTHROPIC_API_KEY");
+        std::env::remove_var("ANTHROPIC_BASE_URL");
+        std::env::remove_var("ANTHROPIC_MODEL");
+    }
+    let err = Client::from_env().unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+
+    unsafe {
+        std::env::set_var("ANTHROPIC_API_KEY", KEY);
+    }
+    let client = Client::from_env().unwrap();
+    assert_eq!(client.model(), DEFAULT_MODEL);
+    assert_eq!(client.base_url(), "https://api.anthropic.com");
+    assert_eq!(client.transport_retries(), 2);
+
+    unsafe {
+        std::env::set_var("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/proxy/");
+        std::env::set_var("ANTHROPIC_MODEL", "claude-sonnet-5-5");
+    }
+    let client = Client::from_env().unwrap();
+    assert_eq!(client.base_url(), "http://127.0.0.1:9/proxy");
+    assert_eq!(client.model(), "claude-sonnet-5-5");
+    assert!(!client.forces_tool_choice());
+    assert!(!format!("{client:?}").contains("TEST-SECRET"));
+
+    unsafe {
+        for (name, value) in saved {
+            match value {
+                Some(v) => std::env::set_var(name, v),
+                None => std::env::remove_var(name),
+            }
+        }
+    }
+}
+
+#[test]
+fn builder_errors_are_config_errors_without_the_key() {
+    let err = Client::builder().api_key("   ").build().unwrap_err();
+    assert!(matches!(err, Error::Config(_)) && err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
+    let err = Client::builder().api_key(format!("{KEY}\u{7}")).build().unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    checked(&err);
+    let err = Client::builder().api_key(KEY).base_url("not a url").build().unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    checked(&err);
+}
+
+#[test]
+fn the_client_is_a_send_sync_model_usable_behind_dyn() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Client>();
+    let model: Box<dyn Model> = Box::new(Client::builder().api_key(KEY).build().unwrap());
+    let prompt = prompt("doc");
+    let future = model.call(&prompt);
+    fn assert_send<T: Send>(_: &T) {}
+    assert_send(&future);
+}
