@@ -54,7 +54,13 @@ pub struct Extractor<M> {
 impl<M: Model> Extractor<M> {
     /// An extractor over `model` with the default of two retries.
     pub fn new(model: M) -> Extractor<M> {
-        Extractor { model, retries: Retries::default(), instructions: None, token_budget: None, trace_content: false }
+        Extractor {
+            model,
+            retries: Retries::default(),
+            instructions: None,
+            token_budget: None,
+            trace_content: false,
+        }
     }
 
     /// The retry budget (1 to 3).
@@ -101,7 +107,12 @@ impl<M: Model> Extractor<M> {
     /// Extracts with an explicit `tool` and `validator` (given the tool input
     /// and the document), for types that do not derive `Extractable` or for
     /// custom validation. The validator runs under `catch_unwind`.
-    pub async fn extract_with<T, V>(&self, tool: Tool, document: &str, validator: V) -> Result<Outcome<T>, Error>
+    pub async fn extract_with<T, V>(
+        &self,
+        tool: Tool,
+        document: &str,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
     where
         T: Send,
         V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
@@ -147,7 +158,12 @@ impl<M: Model> Extractor<M> {
     /// assert_eq!(outcome.attempts(), 1);
     /// # Ok::<(), extract::Error>(())
     /// ```
-    pub fn extract_with_blocking<T, V>(&self, tool: Tool, document: &str, validator: V) -> Result<Outcome<T>, Error>
+    pub fn extract_with_blocking<T, V>(
+        &self,
+        tool: Tool,
+        document: &str,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
     where
         T: Send,
         V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,

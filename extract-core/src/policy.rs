@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use crate::{
-    Code, Extractable, FieldPath, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation,
-    Violations, hint, syntax,
+    Code, Extractable, FieldPath, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage,
+    Violation, Violations, hint, syntax,
 };
 
 /// What the driver of a [`Run`] does next.

@@ -30,7 +30,7 @@ use crate::{Tool, Violations};
 /// assert!(prompt.system.ends_with("Totals are in euros."));
 /// let kinds: Vec<BlockKind> = prompt.blocks().iter().map(|b| b.kind).collect();
 /// assert_eq!(kinds, [BlockKind::System, BlockKind::Tool, BlockKind::Document]);
-/// assert!(prompt.to_string().contains("\n```\nTotal: 12.50\n```\n"));
+/// assert!(prompt.to_string().ends_with("### DOCUMENT\n```\nTotal: 12.50\n```"));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
@@ -189,7 +189,10 @@ impl Prompt {
             Block { kind: BlockKind::Document, text: Cow::Borrowed(&self.document) },
         ];
         if let Some(correction) = &self.correction {
-            blocks.push(Block { kind: BlockKind::PreviousOutput, text: Cow::Borrowed(&correction.previous_output) });
+            blocks.push(Block {
+                kind: BlockKind::PreviousOutput,
+                text: Cow::Borrowed(&correction.previous_output),
+            });
             blocks.push(Block { kind: BlockKind::Violations, text: Cow::Borrowed(&correction.violations) });
             blocks.push(Block { kind: BlockKind::Instruction, text: Cow::Borrowed(&correction.instruction) });
         }
@@ -248,7 +251,8 @@ mod tests {
 
     #[test]
     fn correction_replaces_the_previous_one() {
-        let v = Violations::one(Violation::new(Layer::Semantic, Code::CHECK_FAILED, FieldPath::root(), "bad"));
+        let v =
+            Violations::one(Violation::new(Layer::Semantic, Code::CHECK_FAILED, FieldPath::root(), "bad"));
         let second = Prompt::new(tool(), "doc").correction("first output", &v);
         let third = second.correction("second output", &v);
         assert_eq!(third.attempt, 3);

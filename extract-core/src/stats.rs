@@ -136,7 +136,8 @@ impl Stats {
 
     fn record_failed(&mut self, attempt: &FailedAttempt) {
         self.failed_attempts += 1;
-        let fingerprints: BTreeSet<Fingerprint> = attempt.violations.iter().map(Violation::fingerprint).collect();
+        let fingerprints: BTreeSet<Fingerprint> =
+            attempt.violations.iter().map(Violation::fingerprint).collect();
         for fingerprint in fingerprints {
             *self.violations.entry(fingerprint).or_default() += 1;
         }
@@ -224,7 +225,13 @@ impl fmt::Display for Stats {
         let n = self.extractions;
         writeln!(f, "{:<28}{:>8}", "extractions", n)?;
         writeln!(f, "{:<28}{:>8}  {}", "valid within budget", self.valid, percent(self.valid, n))?;
-        writeln!(f, "{:<28}{:>8}  {}", "  on the first attempt", self.first_attempt_valid, percent(self.first_attempt_valid, n))?;
+        writeln!(
+            f,
+            "{:<28}{:>8}  {}",
+            "  on the first attempt",
+            self.first_attempt_valid,
+            percent(self.first_attempt_valid, n)
+        )?;
         writeln!(f, "{:<28}{:>8}  {}", "escalated", self.escalated(), percent(self.escalated(), n))?;
         for reason in Reason::ALL {
             let count = self.escalations(reason);

@@ -86,10 +86,7 @@ pub fn tool_input<'r>(reply: &'r Reply, tool_name: &str) -> Result<Cow<'r, Value
     if !input.is_object() {
         return Err(syntax(
             Code::INVALID_TYPE,
-            format!(
-                "the input of the tool `{tool_name}` must be a JSON object, not {}",
-                json_kind(&input)
-            ),
+            format!("the input of the tool `{tool_name}` must be a JSON object, not {}", json_kind(&input)),
             true,
         ));
     }

@@ -118,7 +118,10 @@ mod tests {
     use serde_json::json;
 
     fn prompt() -> Prompt {
-        Prompt::new(Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false }, "d")
+        Prompt::new(
+            Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false },
+            "d",
+        )
     }
 
     #[test]
