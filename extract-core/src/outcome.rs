@@ -90,12 +90,12 @@ impl<T> Outcome<T> {
         }
     }
 
-    /// `Ok` with the validated value, `Err` with the escalation (which is an
-    /// `std::error::Error`, so `?` works).
-    pub fn into_result(self) -> Result<Validated<T>, Escalation> {
+    /// `Ok` with the validated value, `Err` with the escalation (boxed; it is
+    /// an `std::error::Error`, so `?` works).
+    pub fn into_result(self) -> Result<Validated<T>, Box<Escalation>> {
         match self {
             Outcome::Valid(v) => Ok(v),
-            Outcome::Escalated(e) => Err(e),
+            Outcome::Escalated(e) => Err(Box::new(e)),
         }
     }
 }
