@@ -221,3 +221,16 @@ fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
         .map_err(|e| Error::config(format!("cannot start a tokio runtime for a blocking extraction: {e}")))?;
     Ok(runtime.block_on(future))
 }
+
+/// Compile-time proof that extraction futures are `Send` for every model and
+/// every type, so they can be spawned on a multi-thread runtime.
+fn _extraction_futures_are_send<M, T>(extractor: &Extractor<M>, run: Run<T>)
+where
+    M: Model,
+    T: Extractable + Send + 'static,
+{
+    fn is_send<F: Send>(_: &F) {}
+    is_send(&extractor.extract::<T>(""));
+    is_send(&extractor.run(run));
+    is_send(&extractor.extract_with(T::tool(), "", crate::validate::<T>));
+}

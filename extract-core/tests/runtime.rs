@@ -689,3 +689,13 @@ fn prompts_are_what_the_model_was_sent() {
     assert_eq!(prompts[0].tool, tool());
     assert_eq!(prompts[0].attempt, 1);
 }
+
+#[test]
+fn text_twice_is_systematic_with_a_tool_use_hint() {
+    let model = Scripted::new([Reply::text("Total 500."), Reply::text("Total 500."), good().into()]);
+    let e = escalation(run(model.clone(), retries(3), DOC_A));
+    assert_eq!(model.calls(), 2);
+    assert_eq!(e.reason, Reason::Systematic);
+    assert!(e.fix_hint.unwrap().contains("force tool use"));
+    assert_eq!(e.last_output, Some(json!("Total 500.")));
+}
