@@ -155,7 +155,7 @@ impl<T> Validated<T> {
 
     /// The attempts that failed before the valid one, oldest first (empty
     /// when the first attempt was valid). Kept for statistics and review.
-    pub fn corrections(&self) -> &[FailedAttempt] {
+    pub fn failed_attempts(&self) -> &[FailedAttempt] {
         &self.corrections
     }
 }

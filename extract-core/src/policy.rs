@@ -299,3 +299,51 @@ impl<T> fmt::Debug for Run<T> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool() -> Tool {
+        Tool { name: "record".into(), description: String::new(), input_schema: json!({}), strict: false }
+    }
+
+    fn needs_total(output: &Value, _: &str) -> Result<f64, Violations> {
+        output["total"].as_f64().ok_or_else(|| {
+            let at = FieldPath::root().key("total");
+            Violations::one(Violation::new(Layer::Structure, Code::MISSING_FIELD, at, "missing"))
+        })
+    }
+
+    fn costly(input: Value) -> Reply {
+        Reply::tool_call(input).with_usage(Usage::new(500, 0))
+    }
+
+    #[test]
+    fn a_budget_exactly_met_still_allows_the_attempt() {
+        let mut run = Run::new(tool(), "d", Retries::new(3).unwrap(), needs_total).token_budget(1_000);
+        assert!(matches!(run.on_reply(costly(json!({"other": 1}))), Next::Call(_)));
+        assert!(matches!(run.on_reply(costly(json!({"total": 1}))), Next::Done(Outcome::Valid(_))));
+        assert!(run.is_finished());
+    }
+
+    #[test]
+    fn prompts_are_numbered_and_keep_the_document() {
+        let mut run = Run::new(tool(), "the doc", Retries::default(), needs_total);
+        assert_eq!(run.attempt(), 1);
+        let Next::Call(prompt) = run.on_reply(Reply::tool_call(json!({"a": 1}))) else { panic!() };
+        assert_eq!(prompt.attempt, 2);
+        assert_eq!(run.attempt(), 2);
+        assert_eq!(prompt.document, "the doc");
+        assert_eq!(&prompt, run.prompt());
+    }
+
+    #[test]
+    #[should_panic(expected = "after the run finished")]
+    fn replies_after_the_end_are_a_driver_bug() {
+        let mut run = Run::new(tool(), "d", Retries::default(), needs_total);
+        let _ = run.on_reply(Reply::refusal("no"));
+        let _ = run.on_reply(Reply::refusal("no"));
+    }
+}

@@ -9,8 +9,11 @@ use crate::{Tool, Violations};
 /// and on a correction attempt the previous output and its violations.
 ///
 /// Backends map the blocks to their own content blocks (the document stays a
-/// block of its own, byte for byte, so it can be cached and quotes match it).
-/// [`Prompt::blocks`] lists them in order with their labels; `Display` writes
+/// block of its own, byte for byte, so it can be cached and quotes match it):
+/// typically `system` as the system prompt, `tool` as the API's tool (forced
+/// where the model allows), then the document, and on a correction the
+/// previous output, the violations and the instruction as text blocks; the
+/// `Tool` block exists for the flattened text. [`Prompt::blocks`] lists them in order with their labels; `Display` writes
 /// the full text the model sees, every block under its label and fenced by a
 /// delimiter that does not occur in the block, so a document cannot close its
 /// own block or impersonate another one.

@@ -122,7 +122,7 @@ impl Stats {
                 if v.attempts() == 1 {
                     self.first_attempt_valid += 1;
                 }
-                v.corrections()
+                v.failed_attempts()
             }
             Outcome::Escalated(e) => {
                 *self.escalations.entry(e.reason).or_default() += 1;

@@ -168,7 +168,7 @@ fn document_a_is_fixed_on_retry_with_exact_feedback() {
     let Outcome::Valid(valid) = outcome else { panic!("expected Valid") };
     assert_eq!(valid.attempts(), 2);
     assert_eq!(valid.value().stated_total, 500.0);
-    assert_eq!(valid.corrections().len(), 1);
+    assert_eq!(valid.failed_attempts().len(), 1);
     assert_eq!(valid.into_inner().line_items.len(), 2);
 }
 
