@@ -1,0 +1,236 @@
+//! The async driver of the retry policy: [`Extractor`].
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::{Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violations};
+
+/// Runs extractions against a [`Model`]: validate, retry with exact feedback,
+/// escalate. `Err` is only for transport and configuration failures; every
+/// validation result is an [`Outcome`].
+///
+/// The futures are `Send`, so extractions can be spawned. Each extraction runs
+/// in a `tracing` span named `extract` with one event per attempt (attempt
+/// number, layer, codes, usage); documents and outputs stay out of traces
+/// unless [`trace_content(true)`](Extractor::trace_content) is set.
+///
+/// ```
+/// use extract::{Extractor, Retries, Tool, Violations};
+/// use extract::testing::Scripted;
+/// use serde_json::{json, Value};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let tool = Tool {
+///     name: "record_total".into(),
+///     description: "Record the total.".into(),
+///     input_schema: json!({"type": "object"}),
+///     strict: false,
+/// };
+/// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+///     Ok(output["total"].as_f64().unwrap_or_default())
+/// }
+/// let model = Scripted::new([json!({"total": 12.5})]);
+/// let extractor = Extractor::new(model.clone())
+///     .retries(Retries::new(1)?)
+///     .instructions("Totals are in euros.");
+/// let outcome = extractor.extract_with(tool, "Total: 12.50", total).await?;
+/// assert!(outcome.is_valid());
+/// assert!(model.prompts()[0].system.contains("Totals are in euros."));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+/// With a derived type, `extractor.extract::<Invoice>(document).await?` uses
+/// the type's tool and all three validation layers.
+#[derive(Debug, Clone)]
+pub struct Extractor<M> {
+    model: M,
+    retries: Retries,
+    instructions: Option<String>,
+    token_budget: Option<u64>,
+    trace_content: bool,
+}
+
+impl<M: Model> Extractor<M> {
+    /// An extractor over `model` with the default of two retries.
+    pub fn new(model: M) -> Extractor<M> {
+        Extractor {
+            model,
+            retries: Retries::default(),
+            instructions: None,
+            token_budget: None,
+            trace_content: false,
+        }
+    }
+
+    /// The retry budget (1 to 3).
+    pub fn retries(mut self, retries: Retries) -> Extractor<M> {
+        self.retries = retries;
+        self
+    }
+
+    /// The caller's own instructions (and examples), appended to the built-in
+    /// system instructions of every prompt.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Extractor<M> {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// A token budget per extraction: a run ends with `BudgetExhausted` when
+    /// the tokens spent plus the last attempt's usage would exceed it.
+    pub fn token_budget(mut self, tokens: u64) -> Extractor<M> {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Whether traces may carry the document and the model's outputs. Off by
+    /// default: they are personal data.
+    pub fn trace_content(mut self, on: bool) -> Extractor<M> {
+        self.trace_content = on;
+        self
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Extracts a `T` from `document`: its tool, its three validation layers,
+    /// and the retry policy.
+    pub async fn extract<T>(&self, document: &str) -> Result<Outcome<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        self.drive(self.configure(Run::for_type(document, self.retries))).await
+    }
+
+    /// Extracts with an explicit `tool` and `validator` (given the tool input
+    /// and the document), for types that do not derive `Extractable` or for
+    /// custom validation. The validator runs under `catch_unwind`.
+    pub async fn extract_with<T, V>(
+        &self,
+        tool: Tool,
+        document: &str,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
+    where
+        T: Send,
+        V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
+    {
+        self.drive(self.configure(Run::new(tool, document, self.retries, validator))).await
+    }
+
+    /// Drives a prepared [`Run`] to its outcome against the model.
+    pub async fn run<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        self.drive(run).await
+    }
+
+    /// [`extract`](Extractor::extract) for callers without an async runtime:
+    /// runs on a current-thread tokio runtime made for the call. Called from
+    /// inside a tokio runtime it returns [`Error::Config`] instead of blocking
+    /// (or panicking) there; use `.extract(..).await` in async code.
+    pub fn extract_blocking<T>(&self, document: &str) -> Result<Outcome<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        block_on(self.extract::<T>(document))?
+    }
+
+    /// [`extract_with`](Extractor::extract_with) for callers without an async
+    /// runtime, with the same rules as [`extract_blocking`](Extractor::extract_blocking).
+    ///
+    /// ```
+    /// use extract::{Extractor, Tool, Violations};
+    /// use extract::testing::Scripted;
+    /// use serde_json::{json, Value};
+    ///
+    /// let tool = Tool {
+    ///     name: "record_total".into(),
+    ///     description: "Record the total.".into(),
+    ///     input_schema: json!({"type": "object"}),
+    ///     strict: false,
+    /// };
+    /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+    ///     Ok(output["total"].as_f64().unwrap_or_default())
+    /// }
+    /// let extractor = Extractor::new(Scripted::new([json!({"total": 3.0})]));
+    /// let outcome = extractor.extract_with_blocking(tool, "Total: 3", total)?;
+    /// assert_eq!(outcome.attempts(), 1);
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn extract_with_blocking<T, V>(
+        &self,
+        tool: Tool,
+        document: &str,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
+    where
+        T: Send,
+        V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
+    {
+        block_on(self.extract_with(tool, document, validator))?
+    }
+
+    fn configure<T>(&self, mut run: Run<T>) -> Run<T> {
+        if let Some(instructions) = &self.instructions {
+            run = run.instructions(instructions);
+        }
+        if let Some(tokens) = self.token_budget {
+            run = run.token_budget(tokens);
+        }
+        run.trace_content(self.trace_content)
+    }
+
+    async fn drive<T>(&self, mut run: Run<T>) -> Result<Outcome<T>, Error> {
+        let prompt = run.prompt();
+        let span = tracing::info_span!(
+            target: "extract",
+            "extract",
+            tool = %prompt.tool.name,
+            document_bytes = prompt.document.len(),
+            document = tracing::field::Empty,
+        );
+        if self.trace_content {
+            span.record("document", prompt.document.as_str());
+        }
+        async move {
+            let mut prompt = run.prompt().clone();
+            loop {
+                let reply = self.model.call(&prompt).await?;
+                match run.on_reply(reply) {
+                    Next::Call(next) => prompt = next,
+                    Next::Done(outcome) => return Ok(outcome),
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::config(
+            "a blocking extraction was called inside a tokio runtime, where it would block the \
+             runtime's thread; use `.extract(..).await` there",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::config(format!("cannot start a tokio runtime for a blocking extraction: {e}")))?;
+    Ok(runtime.block_on(future))
+}
+
+/// Compile-time proof that extraction futures are `Send` for every model and
+/// every type, so they can be spawned on a multi-thread runtime.
+fn _extraction_futures_are_send<M, T>(extractor: &Extractor<M>, run: Run<T>)
+where
+    M: Model,
+    T: Extractable + Send + 'static,
+{
+    fn is_send<F: Send>(_: &F) {}
+    is_send(&extractor.extract::<T>(""));
+    is_send(&extractor.run(run));
+    is_send(&extractor.extract_with(T::tool(), "", crate::validate::<T>));
+}

@@ -1,0 +1,300 @@
+//! What a run ends with: [`Outcome`], either [`Validated`] or an [`Escalation`].
+
+use std::fmt;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::Value;
+
+use crate::{Usage, Violations};
+
+/// The end of one extraction: a value that passed every layer, or an
+/// escalation to a human with everything needed to judge it.
+///
+/// Not `#[non_exhaustive]`: match on it exhaustively, so a failed output can
+/// never slip downstream as if it were valid.
+///
+/// Serializes to the packets the wider world expects:
+/// `{"status":"ok","output":...,"attempts":N}` and
+/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...}`.
+///
+/// ```
+/// use extract::{Extractor, Outcome, Retries, Tool, Violations};
+/// use extract::testing::Scripted;
+/// use serde_json::{json, Value};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let tool = Tool {
+///     name: "record_total".into(),
+///     description: "Record the total.".into(),
+///     input_schema: json!({"type": "object"}),
+///     strict: false,
+/// };
+/// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+///     Ok(output["total"].as_f64().unwrap_or_default())
+/// }
+/// let model = Scripted::new([json!({"total": 12.5})]);
+/// let outcome = Extractor::new(model)
+///     .retries(Retries::new(1)?)
+///     .extract_with(tool, "Total: 12.50", total)
+///     .await?;
+/// match outcome {
+///     Outcome::Valid(v) => assert_eq!(*v.value(), 12.5),
+///     Outcome::Escalated(e) => panic!("escalated: {e}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub enum Outcome<T> {
+    /// Every layer passed.
+    Valid(Validated<T>),
+    /// The run stopped without a valid output; a human has to look.
+    Escalated(Escalation),
+}
+
+impl<T> Outcome<T> {
+    /// Whether the output is valid.
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Outcome::Valid(_))
+    }
+
+    /// The validated value, if any.
+    pub fn valid(&self) -> Option<&Validated<T>> {
+        match self {
+            Outcome::Valid(v) => Some(v),
+            Outcome::Escalated(_) => None,
+        }
+    }
+
+    /// The escalation, if any.
+    pub fn escalation(&self) -> Option<&Escalation> {
+        match self {
+            Outcome::Valid(_) => None,
+            Outcome::Escalated(e) => Some(e),
+        }
+    }
+
+    /// The number of model calls the run made.
+    pub fn attempts(&self) -> u32 {
+        match self {
+            Outcome::Valid(v) => v.attempts(),
+            Outcome::Escalated(e) => e.attempts(),
+        }
+    }
+
+    /// Tokens spent over every attempt.
+    pub fn usage(&self) -> Usage {
+        match self {
+            Outcome::Valid(v) => v.usage(),
+            Outcome::Escalated(e) => e.usage,
+        }
+    }
+
+    /// `Ok` with the validated value, `Err` with the escalation (boxed; it is
+    /// an `std::error::Error`, so `?` works).
+    pub fn into_result(self) -> Result<Validated<T>, Box<Escalation>> {
+        match self {
+            Outcome::Valid(v) => Ok(v),
+            Outcome::Escalated(e) => Err(Box::new(e)),
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Outcome<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Outcome::Valid(v) => v.serialize(s),
+            Outcome::Escalated(e) => e.serialize(s),
+        }
+    }
+}
+
+/// A value that passed syntax, structure and semantic validation.
+///
+/// Only the validator builds one: its fields are private and it has no public
+/// constructor, so holding a `Validated<T>` proves the value was checked.
+#[derive(Debug, Clone)]
+pub struct Validated<T> {
+    value: T,
+    attempts: u32,
+    attempt_usage: Vec<Usage>,
+    corrections: Vec<FailedAttempt>,
+}
+
+impl<T> Validated<T> {
+    /// Built by the retry policy once the validator accepted `value`.
+    pub(crate) fn new(value: T, attempt_usage: Vec<Usage>, corrections: Vec<FailedAttempt>) -> Validated<T> {
+        let attempts = u32::try_from(attempt_usage.len()).unwrap_or(u32::MAX).max(1);
+        Validated { value, attempts, attempt_usage, corrections }
+    }
+
+    /// The validated value.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// The validated value, by value.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+
+    /// The number of model calls it took, the successful one included (1 = first try).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Tokens spent over every attempt.
+    pub fn usage(&self) -> Usage {
+        self.attempt_usage.iter().copied().sum()
+    }
+
+    /// Tokens spent by each attempt, oldest first.
+    pub fn attempt_usage(&self) -> &[Usage] {
+        &self.attempt_usage
+    }
+
+    /// The attempts that failed before the valid one, oldest first (empty
+    /// when the first attempt was valid). Kept for statistics and review.
+    pub fn failed_attempts(&self) -> &[FailedAttempt] {
+        &self.corrections
+    }
+}
+
+impl<T: Serialize> Serialize for Validated<T> {
+    /// `{"status":"ok","output":...,"attempts":N}`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut packet = s.serialize_struct("Validated", 3)?;
+        packet.serialize_field("status", "ok")?;
+        packet.serialize_field("output", &self.value)?;
+        packet.serialize_field("attempts", &self.attempts)?;
+        packet.end()
+    }
+}
+
+/// Why a run was escalated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A violation no feedback can fix: the datum is absent from the source,
+    /// the model refused, the output was cut off, or a validator panicked.
+    NotRecoverable,
+    /// The same violation in two consecutive attempts: a defect of the schema
+    /// or the prompt, not noise.
+    Systematic,
+    /// The retry or token budget ran out while violations kept changing.
+    BudgetExhausted,
+}
+
+impl Reason {
+    /// Every reason, in declaration order.
+    pub const ALL: [Reason; 3] = [Reason::NotRecoverable, Reason::Systematic, Reason::BudgetExhausted];
+
+    /// The snake_case name used in packets: `"not_recoverable"`, `"systematic"`, `"budget_exhausted"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NotRecoverable => "not_recoverable",
+            Reason::Systematic => "systematic",
+            Reason::BudgetExhausted => "budget_exhausted",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One attempt that failed validation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct FailedAttempt {
+    /// The attempt number, 1-based.
+    pub attempt: u32,
+    /// Every violation of the layer that failed.
+    pub violations: Violations,
+    /// Tokens this attempt spent.
+    pub usage: Usage,
+}
+
+impl FailedAttempt {
+    /// A failed attempt (for backends and drivers outside the crate that build their own chains).
+    pub fn new(attempt: u32, violations: Violations, usage: Usage) -> FailedAttempt {
+        FailedAttempt { attempt, violations, usage }
+    }
+}
+
+/// A run that ended without a valid output, with what a reviewer needs: why,
+/// every failed attempt, the last output and, where one is known, the fix.
+///
+/// Serializes to
+/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...}`;
+/// `last_output` and `fix_hint` are `null` when empty. Usage is kept on the
+/// value but not in the packet.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Escalation {
+    /// Why the run stopped.
+    pub reason: Reason,
+    /// One entry per failed attempt, oldest first.
+    pub error_chain: Vec<FailedAttempt>,
+    /// The last attempt's output: the tool input when it was JSON, otherwise
+    /// the raw text the model sent (text, unparsable input, a refusal's words,
+    /// the partial output of a truncated reply) as a JSON string; `None` when
+    /// there was nothing.
+    pub last_output: Option<Value>,
+    /// What would fix the cause, in the schema's or the run's terms.
+    pub fix_hint: Option<String>,
+    /// Tokens spent over every attempt.
+    pub usage: Usage,
+}
+
+impl Escalation {
+    /// An escalation (for drivers outside the crate).
+    pub fn new(
+        reason: Reason,
+        error_chain: Vec<FailedAttempt>,
+        last_output: Option<Value>,
+        fix_hint: Option<String>,
+        usage: Usage,
+    ) -> Escalation {
+        Escalation { reason, error_chain, last_output, fix_hint, usage }
+    }
+
+    /// The number of model calls the run made.
+    pub fn attempts(&self) -> u32 {
+        self.error_chain.last().map_or(0, |a| a.attempt)
+    }
+
+    /// The violations of the last attempt.
+    pub fn last_violations(&self) -> Option<&Violations> {
+        self.error_chain.last().map(|a| &a.violations)
+    }
+}
+
+impl Serialize for Escalation {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut packet = s.serialize_struct("Escalation", 5)?;
+        packet.serialize_field("status", "escalated")?;
+        packet.serialize_field("reason", &self.reason)?;
+        packet.serialize_field("error_chain", &self.error_chain)?;
+        packet.serialize_field("last_output", &self.last_output)?;
+        packet.serialize_field("fix_hint", &self.fix_hint)?;
+        packet.end()
+    }
+}
+
+impl fmt::Display for Escalation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "escalated ({}) after {} attempt(s)", self.reason, self.attempts())?;
+        if let Some(violations) = self.last_violations() {
+            write!(f, "; last violations:\n{violations}")?;
+        }
+        if let Some(hint) = &self.fix_hint {
+            write!(f, "\nfix: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Escalation {}

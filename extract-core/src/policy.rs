@@ -1,0 +1,349 @@
+//! The retry policy as a sans-IO state machine: [`Run`].
+//!
+//! A [`Run`] holds the prompt of the next attempt, takes the model's
+//! [`Reply`], validates it and answers [`Next::Call`] with the next prompt or
+//! [`Next::Done`] with the [`Outcome`]. It does no I/O and never awaits, so the
+//! async [`Extractor`](crate::Extractor), the blocking wrapper and a batch
+//! driver all drive the same machine, and a test can drive it by hand.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde_json::Value;
+
+use crate::outcome::{Escalation, FailedAttempt, Reason, Validated};
+use crate::{
+    Code, Extractable, FieldPath, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage,
+    Violation, Violations, hint, syntax,
+};
+
+/// What the driver of a [`Run`] does next.
+#[derive(Debug)]
+pub enum Next<T> {
+    /// Call the model with this prompt and hand its reply to [`Run::on_reply`].
+    Call(Prompt),
+    /// The run is over.
+    Done(Outcome<T>),
+}
+
+type Validator<T> = dyn Fn(&Value, &str) -> Result<T, Violations> + Send + Sync;
+
+/// One extraction's retry policy, without I/O.
+///
+/// Decides after each reply, in this order: valid -> [`Outcome::Valid`]; any
+/// violation not recoverable -> escalate [`Reason::NotRecoverable`] at once; a
+/// violation whose fingerprint was in the previous attempt -> escalate
+/// [`Reason::Systematic`] with a fix hint naming the field; retry budget (or
+/// token budget) spent -> escalate [`Reason::BudgetExhausted`]; else retry with
+/// a correction prompt carrying the last output and its exact violations.
+/// An alternation A, B, A, B is not systematic: the budget ends it.
+///
+/// ```
+/// use extract::{Next, Outcome, Reply, Retries, Run, Tool, Violations};
+/// use serde_json::{json, Value};
+///
+/// let tool = Tool {
+///     name: "record_total".into(),
+///     description: "Record the total.".into(),
+///     input_schema: json!({"type": "object"}),
+///     strict: false,
+/// };
+/// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+///     Ok(output["total"].as_f64().unwrap_or_default())
+/// }
+/// let mut run = Run::new(tool, "Total: 12.50", Retries::default(), total);
+/// let first = run.prompt().clone();
+/// assert_eq!(first.attempt, 1);
+///
+/// // The driver calls a model with `first`; here the answer is text, which is retried.
+/// let Next::Call(second) = run.on_reply(Reply::text("It is 12.50")) else { panic!() };
+/// assert!(second.correction.unwrap().violations.contains("calling the tool `record_total`"));
+///
+/// match run.on_reply(Reply::tool_call(json!({"total": 12.5}))) {
+///     Next::Done(Outcome::Valid(v)) => assert_eq!(v.attempts(), 2),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+pub struct Run<T> {
+    prompt: Prompt,
+    validator: Box<Validator<T>>,
+    retries: Retries,
+    token_budget: Option<u64>,
+    trace_content: bool,
+    attempt_usage: Vec<Usage>,
+    chain: Vec<FailedAttempt>,
+    finished: bool,
+}
+
+impl<T> Run<T> {
+    /// A run that asks for `tool` over `document` and judges each output with
+    /// `validator` (given the tool input and the document). The validator runs
+    /// under `catch_unwind` (so this needs the default `panic = unwind`): a
+    /// panic becomes one `validator_panicked` violation, not recoverable.
+    pub fn new<V>(tool: Tool, document: impl Into<String>, retries: Retries, validator: V) -> Run<T>
+    where
+        V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
+    {
+        Run {
+            prompt: Prompt::new(tool, document),
+            validator: Box::new(validator),
+            retries,
+            token_budget: None,
+            trace_content: false,
+            attempt_usage: Vec::new(),
+            chain: Vec::new(),
+            finished: false,
+        }
+    }
+
+    /// Appends the caller's instructions (and examples) to the system block.
+    /// Call before the first reply.
+    pub fn instructions(mut self, instructions: &str) -> Run<T> {
+        self.prompt = self.prompt.with_instructions(instructions);
+        self
+    }
+
+    /// Ends the run with [`Reason::BudgetExhausted`] when the tokens spent so
+    /// far plus the last attempt's usage would exceed `tokens` (another attempt
+    /// is expected to cost about as much as the last one).
+    pub fn token_budget(mut self, tokens: u64) -> Run<T> {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Whether attempt events may carry the model's output (off by default:
+    /// outputs are personal data).
+    pub fn trace_content(mut self, on: bool) -> Run<T> {
+        self.trace_content = on;
+        self
+    }
+
+    /// The prompt of the attempt to make now.
+    pub fn prompt(&self) -> &Prompt {
+        &self.prompt
+    }
+
+    /// The 1-based number of the attempt to make now.
+    pub fn attempt(&self) -> u32 {
+        self.prompt.attempt
+    }
+
+    /// Whether [`Run::on_reply`] has returned [`Next::Done`].
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Takes the model's reply to [`Run::prompt`] and decides.
+    ///
+    /// # Panics
+    ///
+    /// When called again after it returned [`Next::Done`].
+    pub fn on_reply(&mut self, reply: Reply) -> Next<T> {
+        assert!(!self.finished, "Run::on_reply was called after the run finished");
+        let attempt = self.prompt.attempt;
+        self.attempt_usage.push(reply.usage);
+        let result = match syntax::tool_input(&reply, &self.prompt.tool.name) {
+            Ok(input) => self.validate(&input),
+            Err(violations) => Err(violations),
+        };
+        let violations = match result {
+            Ok(value) => {
+                self.trace_attempt(&reply, None);
+                self.finished = true;
+                let usage = std::mem::take(&mut self.attempt_usage);
+                let corrections = std::mem::take(&mut self.chain);
+                tracing::info!(target: "extract", attempts = attempt, "extraction valid");
+                return Next::Done(Outcome::Valid(Validated::new(value, usage, corrections)));
+            }
+            Err(violations) => violations,
+        };
+        self.trace_attempt(&reply, Some(&violations));
+
+        let previous: BTreeSet<Fingerprint> = self
+            .chain
+            .last()
+            .map(|a| a.violations.iter().map(Violation::fingerprint).collect())
+            .unwrap_or_default();
+        self.chain.push(FailedAttempt::new(attempt, violations.clone(), reply.usage));
+
+        if let Some(blocking) = violations.iter().find(|v| !v.recoverable) {
+            let hint = hint::not_recoverable(blocking);
+            return self.escalate(Reason::NotRecoverable, &reply, Some(hint));
+        }
+        let mut repeated = BTreeSet::new();
+        let hints: Vec<String> = violations
+            .iter()
+            .map(Violation::fingerprint)
+            .filter(|fp| previous.contains(fp) && repeated.insert(fp.clone()))
+            .map(|fp| hint::systematic(&fp))
+            .collect();
+        if !hints.is_empty() {
+            return self.escalate(Reason::Systematic, &reply, Some(hints.join("\n")));
+        }
+        if attempt >= self.retries.attempts() {
+            return self.escalate(Reason::BudgetExhausted, &reply, None);
+        }
+        if let Some(budget) = self.token_budget {
+            let spent: u64 = self.attempt_usage.iter().map(Usage::total).sum();
+            let next = reply.usage.total();
+            if spent.saturating_add(next) > budget {
+                let hint = format!(
+                    "another attempt would exceed the token budget of {budget} ({spent} spent, the last \
+                     attempt took {next}): raise the budget or shorten the document"
+                );
+                return self.escalate(Reason::BudgetExhausted, &reply, Some(hint));
+            }
+        }
+        self.prompt = self.prompt.correction(syntax::output_text(&reply), &violations);
+        Next::Call(self.prompt.clone())
+    }
+
+    fn validate(&self, input: &Value) -> Result<T, Violations> {
+        let document = self.prompt.document.as_str();
+        match catch_unwind(AssertUnwindSafe(|| (self.validator)(input, document))) {
+            Ok(result) => result,
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a non-text panic payload".to_string());
+                let message = format!("the validator panicked: {what}");
+                Err(Violations::one(
+                    Violation::new(Layer::Semantic, Code::VALIDATOR_PANICKED, FieldPath::root(), message)
+                        .recoverable(false),
+                ))
+            }
+        }
+    }
+
+    fn escalate(&mut self, reason: Reason, reply: &Reply, fix_hint: Option<String>) -> Next<T> {
+        self.finished = true;
+        let usage = self.attempt_usage.iter().copied().sum();
+        let chain = std::mem::take(&mut self.chain);
+        tracing::info!(
+            target: "extract",
+            attempts = chain.len(),
+            reason = reason.as_str(),
+            "extraction escalated"
+        );
+        Next::Done(Outcome::Escalated(Escalation::new(
+            reason,
+            chain,
+            syntax::reply_output(reply),
+            fix_hint,
+            usage,
+        )))
+    }
+
+    fn trace_attempt(&self, reply: &Reply, violations: Option<&Violations>) {
+        let attempt = self.prompt.attempt;
+        let u = reply.usage;
+        let (layer, codes) = match violations {
+            None => (String::new(), String::new()),
+            Some(v) => {
+                let codes: BTreeSet<&str> = v.iter().map(|v| v.code.as_str()).collect();
+                (v.layer().to_string(), codes.into_iter().collect::<Vec<_>>().join(","))
+            }
+        };
+        let valid = violations.is_none();
+        if self.trace_content {
+            tracing::info!(
+                target: "extract",
+                attempt,
+                valid,
+                layer = %layer,
+                codes = %codes,
+                input_tokens = u.input_tokens,
+                output_tokens = u.output_tokens,
+                cache_read_tokens = u.cache_read_tokens,
+                cache_write_tokens = u.cache_write_tokens,
+                output = %syntax::output_text(reply),
+                "attempt"
+            );
+        } else {
+            tracing::info!(
+                target: "extract",
+                attempt,
+                valid,
+                layer = %layer,
+                codes = %codes,
+                input_tokens = u.input_tokens,
+                output_tokens = u.output_tokens,
+                cache_read_tokens = u.cache_read_tokens,
+                cache_write_tokens = u.cache_write_tokens,
+                "attempt"
+            );
+        }
+    }
+}
+
+impl<T: Extractable + 'static> Run<T> {
+    /// A run for the derived type `T`: its tool, and [`validate::<T>`](crate::validate)
+    /// (syntax, structure and semantic layers) as the validator.
+    pub fn for_type(document: impl Into<String>, retries: Retries) -> Run<T> {
+        Run::new(T::tool(), document, retries, crate::validate::<T>)
+    }
+}
+
+impl<T> fmt::Debug for Run<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("tool", &self.prompt.tool.name)
+            .field("attempt", &self.prompt.attempt)
+            .field("retries", &self.retries)
+            .field("token_budget", &self.token_budget)
+            .field("failed_attempts", &self.chain.len())
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool() -> Tool {
+        Tool { name: "record".into(), description: String::new(), input_schema: json!({}), strict: false }
+    }
+
+    fn needs_total(output: &Value, _: &str) -> Result<f64, Violations> {
+        output["total"].as_f64().ok_or_else(|| {
+            let at = FieldPath::root().key("total");
+            Violations::one(Violation::new(Layer::Structure, Code::MISSING_FIELD, at, "missing"))
+        })
+    }
+
+    fn costly(input: Value) -> Reply {
+        Reply::tool_call(input).with_usage(Usage::new(500, 0))
+    }
+
+    #[test]
+    fn a_budget_exactly_met_still_allows_the_attempt() {
+        let mut run = Run::new(tool(), "d", Retries::new(3).unwrap(), needs_total).token_budget(1_000);
+        assert!(matches!(run.on_reply(costly(json!({"other": 1}))), Next::Call(_)));
+        assert!(matches!(run.on_reply(costly(json!({"total": 1}))), Next::Done(Outcome::Valid(_))));
+        assert!(run.is_finished());
+    }
+
+    #[test]
+    fn prompts_are_numbered_and_keep_the_document() {
+        let mut run = Run::new(tool(), "the doc", Retries::default(), needs_total);
+        assert_eq!(run.attempt(), 1);
+        let Next::Call(prompt) = run.on_reply(Reply::tool_call(json!({"a": 1}))) else { panic!() };
+        assert_eq!(prompt.attempt, 2);
+        assert_eq!(run.attempt(), 2);
+        assert_eq!(prompt.document, "the doc");
+        assert_eq!(&prompt, run.prompt());
+    }
+
+    #[test]
+    #[should_panic(expected = "after the run finished")]
+    fn replies_after_the_end_are_a_driver_bug() {
+        let mut run = Run::new(tool(), "d", Retries::default(), needs_total);
+        let _ = run.on_reply(Reply::refusal("no"));
+        let _ = run.on_reply(Reply::refusal("no"));
+    }
+}

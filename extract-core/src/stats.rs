@@ -1,0 +1,334 @@
+//! Aggregates across many documents: [`Stats`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeStruct, Serializer};
+
+use crate::outcome::FailedAttempt;
+use crate::{Fingerprint, Outcome, Reason, Usage, Violation, hint};
+
+/// Folds many outcomes: success within budget, attempts, escalations by
+/// reason, and violations by fingerprint (indices normalised, so
+/// `line_items[3].amount` and `line_items[7].amount` count together).
+///
+/// When one fingerprint accounts for at least half of the failed attempts
+/// (the threshold is configurable) it reports it with its structural fix,
+/// because raising the retry budget is the wrong fix for a systematic error.
+/// `Display` is a terminal table; `Serialize` gives the same as JSON.
+///
+/// ```
+/// use extract::{Extractor, Retries, Stats, Tool, Violations};
+/// use extract::testing::Scripted;
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let tool = Tool {
+///     name: "record_total".into(),
+///     description: "Record the total.".into(),
+///     input_schema: json!({"type": "object"}),
+///     strict: false,
+/// };
+/// let mut stats = Stats::new();
+/// for reply in [json!({"total": 1}), json!({})] {
+///     let extractor = Extractor::new(Scripted::new([reply.clone(), reply])).retries(Retries::new(1)?);
+///     let outcome = extractor
+///         .extract_with(tool.clone(), "Total: 1", |output, _doc| {
+///             output["total"].as_f64().ok_or_else(|| {
+///                 let at = extract::FieldPath::root().key("total");
+///                 let v = extract::Violation::new(extract::Layer::Structure, extract::Code::MISSING_FIELD, at, "missing");
+///                 Violations::one(v)
+///             })
+///         })
+///         .await?;
+///     stats.record(&outcome);
+/// }
+/// assert_eq!(stats.extractions(), 2);
+/// assert_eq!(stats.valid(), 1);
+/// let dominant = stats.dominant().unwrap();
+/// assert_eq!(dominant.fingerprint.path, "total");
+/// assert!(dominant.fix.contains("optional"));
+/// println!("{stats}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct Stats {
+    threshold: f64,
+    extractions: u64,
+    valid: u64,
+    first_attempt_valid: u64,
+    attempts: BTreeMap<u32, u64>,
+    escalations: BTreeMap<Reason, u64>,
+    failed_attempts: u64,
+    violations: BTreeMap<Fingerprint, u64>,
+    usage: Usage,
+}
+
+/// The fingerprint behind most failures, with what would fix it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dominant {
+    /// The fingerprint (layer, code, normalised path, check).
+    pub fingerprint: Fingerprint,
+    /// The number of failed attempts it appeared in.
+    pub count: u64,
+    /// Its share of all failed attempts, between 0 and 1.
+    pub share: f64,
+    /// The structural fix (not "raise retries").
+    pub fix: String,
+}
+
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats::new()
+    }
+}
+
+impl Stats {
+    /// The default share above which one fingerprint is called dominant: one half.
+    pub const DEFAULT_THRESHOLD: f64 = 0.5;
+
+    /// Empty statistics with the default threshold.
+    pub fn new() -> Stats {
+        Stats {
+            threshold: Stats::DEFAULT_THRESHOLD,
+            extractions: 0,
+            valid: 0,
+            first_attempt_valid: 0,
+            attempts: BTreeMap::new(),
+            escalations: BTreeMap::new(),
+            failed_attempts: 0,
+            violations: BTreeMap::new(),
+            usage: Usage::default(),
+        }
+    }
+
+    /// The share of failed attempts (between 0 and 1) at or above which one
+    /// fingerprint is reported as dominant.
+    pub fn dominance_threshold(mut self, share: f64) -> Stats {
+        self.threshold = if share.is_nan() { Stats::DEFAULT_THRESHOLD } else { share.clamp(0.0, 1.0) };
+        self
+    }
+
+    /// Adds one outcome.
+    pub fn record<T>(&mut self, outcome: &Outcome<T>) {
+        self.extractions += 1;
+        *self.attempts.entry(outcome.attempts()).or_default() += 1;
+        self.usage += outcome.usage();
+        let failed = match outcome {
+            Outcome::Valid(v) => {
+                self.valid += 1;
+                if v.attempts() == 1 {
+                    self.first_attempt_valid += 1;
+                }
+                v.failed_attempts()
+            }
+            Outcome::Escalated(e) => {
+                *self.escalations.entry(e.reason).or_default() += 1;
+                &e.error_chain
+            }
+        };
+        for attempt in failed {
+            self.record_failed(attempt);
+        }
+    }
+
+    fn record_failed(&mut self, attempt: &FailedAttempt) {
+        self.failed_attempts += 1;
+        let fingerprints: BTreeSet<Fingerprint> =
+            attempt.violations.iter().map(Violation::fingerprint).collect();
+        for fingerprint in fingerprints {
+            *self.violations.entry(fingerprint).or_default() += 1;
+        }
+    }
+
+    /// The number of outcomes recorded.
+    pub fn extractions(&self) -> u64 {
+        self.extractions
+    }
+
+    /// The number of valid outcomes (every one within the retry budget).
+    pub fn valid(&self) -> u64 {
+        self.valid
+    }
+
+    /// The number of valid outcomes on the first attempt.
+    pub fn first_attempt_valid(&self) -> u64 {
+        self.first_attempt_valid
+    }
+
+    /// The number of escalations.
+    pub fn escalated(&self) -> u64 {
+        self.extractions - self.valid
+    }
+
+    /// Valid outcomes over all outcomes (0 when there are none).
+    pub fn success_rate(&self) -> f64 {
+        if self.extractions == 0 { 0.0 } else { self.valid as f64 / self.extractions as f64 }
+    }
+
+    /// How many outcomes took each number of attempts.
+    pub fn attempts_histogram(&self) -> &BTreeMap<u32, u64> {
+        &self.attempts
+    }
+
+    /// The number of escalations for `reason`.
+    pub fn escalations(&self, reason: Reason) -> u64 {
+        self.escalations.get(&reason).copied().unwrap_or(0)
+    }
+
+    /// The number of failed attempts, over every outcome (valid ones included).
+    pub fn failed_attempts(&self) -> u64 {
+        self.failed_attempts
+    }
+
+    /// Each fingerprint with the number of failed attempts it appeared in,
+    /// most frequent first.
+    pub fn violations(&self) -> Vec<(&Fingerprint, u64)> {
+        let mut all: Vec<(&Fingerprint, u64)> = self.violations.iter().map(|(f, n)| (f, *n)).collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        all
+    }
+
+    /// Tokens spent over every outcome.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The fingerprint that accounts for at least the threshold's share of the
+    /// failed attempts, with its structural fix; `None` when no failure dominates.
+    pub fn dominant(&self) -> Option<Dominant> {
+        if self.failed_attempts == 0 {
+            return None;
+        }
+        let (fingerprint, count) = self.violations().into_iter().next()?;
+        let share = count as f64 / self.failed_attempts as f64;
+        (share >= self.threshold).then(|| Dominant {
+            fingerprint: fingerprint.clone(),
+            count,
+            share,
+            fix: format!(
+                "{}. Raising the retry budget will not fix a systematic error.",
+                hint::systematic(fingerprint)
+            ),
+        })
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * part as f64 / whole as f64) }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.extractions;
+        writeln!(f, "{:<28}{:>8}", "extractions", n)?;
+        writeln!(f, "{:<28}{:>8}  {}", "valid within budget", self.valid, percent(self.valid, n))?;
+        writeln!(
+            f,
+            "{:<28}{:>8}  {}",
+            "  on the first attempt",
+            self.first_attempt_valid,
+            percent(self.first_attempt_valid, n)
+        )?;
+        writeln!(f, "{:<28}{:>8}  {}", "escalated", self.escalated(), percent(self.escalated(), n))?;
+        for reason in Reason::ALL {
+            let count = self.escalations(reason);
+            writeln!(f, "{:<28}{:>8}  {}", format!("  {reason}"), count, percent(count, n))?;
+        }
+        writeln!(f)?;
+        writeln!(f, "{:<28}{:>8}", "attempts", "outcomes")?;
+        for (attempts, count) in &self.attempts {
+            writeln!(f, "{:<28}{:>8}  {}", format!("  {attempts}"), count, percent(*count, n))?;
+        }
+        writeln!(f)?;
+        writeln!(f, "{:<28}{:>8}", "failed attempts", self.failed_attempts)?;
+        if !self.violations.is_empty() {
+            writeln!(f, "{:>8}  {:>6}  fingerprint", "attempts", "share")?;
+            for (fingerprint, count) in self.violations() {
+                writeln!(f, "{:>8}  {:>6}  {fingerprint}", count, percent(count, self.failed_attempts))?;
+            }
+        }
+        let u = self.usage;
+        writeln!(f)?;
+        write!(
+            f,
+            "tokens: {} input, {} output, {} cache read, {} cache write",
+            u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens
+        )?;
+        if let Some(d) = self.dominant() {
+            write!(
+                f,
+                "\n\ndominant failure: {} in {} of {} failed attempts ({:.1}%)\nfix: {}",
+                d.fingerprint,
+                d.count,
+                self.failed_attempts,
+                100.0 * d.share,
+                d.fix
+            )?;
+        }
+        Ok(())
+    }
+}
+
+struct Histogram<'a>(&'a BTreeMap<u32, u64>);
+
+impl Serialize for Histogram<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (attempts, count) in self.0 {
+            map.serialize_entry(&attempts.to_string(), count)?;
+        }
+        map.end()
+    }
+}
+
+struct ByReason<'a>(&'a Stats);
+
+impl Serialize for ByReason<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(Reason::ALL.len()))?;
+        for reason in Reason::ALL {
+            map.serialize_entry(reason.as_str(), &self.0.escalations(reason))?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct FingerprintCount<'a> {
+    fingerprint: &'a Fingerprint,
+    count: u64,
+    share: f64,
+}
+
+impl Serialize for Stats {
+    /// `{"extractions","valid","first_attempt_valid","escalated","success_rate",
+    /// "attempts":{"1":n,..},"escalations":{"not_recoverable":n,..},"failed_attempts",
+    /// "violations":[{"fingerprint","count","share"}],"dominant":{..}|null,"usage"}`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let violations: Vec<FingerprintCount<'_>> = self
+            .violations()
+            .into_iter()
+            .map(|(fingerprint, count)| FingerprintCount {
+                fingerprint,
+                count,
+                share: count as f64 / self.failed_attempts.max(1) as f64,
+            })
+            .collect();
+        let mut out = s.serialize_struct("Stats", 11)?;
+        out.serialize_field("extractions", &self.extractions)?;
+        out.serialize_field("valid", &self.valid)?;
+        out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
+        out.serialize_field("escalated", &self.escalated())?;
+        out.serialize_field("success_rate", &self.success_rate())?;
+        out.serialize_field("attempts", &Histogram(&self.attempts))?;
+        out.serialize_field("escalations", &ByReason(self))?;
+        out.serialize_field("failed_attempts", &self.failed_attempts)?;
+        out.serialize_field("violations", &violations)?;
+        out.serialize_field("dominant", &self.dominant())?;
+        out.serialize_field("usage", &self.usage)?;
+        out.end()
+    }
+}
