@@ -32,6 +32,9 @@ pub fn derive_extractable(input: TokenStream) -> TokenStream {
         _ => proc_macro2::TokenStream::new(),
     };
     match errors.into_compile_errors() {
+        // A generic type gets no fallback impl: it could not name the type's
+        // parameters without adding errors of its own.
+        Some(errors) if !input.generics.params.is_empty() => errors.into(),
         Some(errors) => emit::fallback(&input.ident, errors).into(),
         None => output.into(),
     }

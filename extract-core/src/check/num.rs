@@ -38,9 +38,9 @@ pub mod kind {
 
 /// A value a check can compute with as a number.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a number, so a check cannot compute with it",
+    message = "`{Self}` is not a number, so a check cannot compute with it or compare it with a number",
     label = "not a number",
-    note = "arithmetic, `sum`, `min`, `max` and `abs` take integers, floats or `Decimal`s"
+    note = "arithmetic, comparisons with numbers, `sum`, `min`, `max` and `abs` take integers, floats or `Decimal`s"
 )]
 pub trait Number {
     /// The compile-time kind.

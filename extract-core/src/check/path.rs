@@ -119,21 +119,75 @@ impl<T> Hop for Sourced<T> {
     }
 }
 
-/// One step of a single-valued path: the struct inside `h`, if present.
-pub fn single<H: Hop>(h: &H) -> Option<&H::Target>
-where
-    H::Card: IsOne,
-{
-    h.get()
+/// Demands that a check path may step into `H` (the error users see when a
+/// type on the path does not derive `Extractable`).
+pub fn require_hop<H: Hop + ?Sized>(_: &H) {}
+
+/// One step of a check path. When the value is a [`Hop`], [`StepHop`]
+/// applies; otherwise [`StepAny`] steps into the value itself, so the one
+/// error `require_hop` reports is not followed by a cascade of others.
+pub struct Step<'a, T>(pub &'a T);
+
+/// A step into a type that derives `Extractable` (or an `Option`, `Box`, `Vec` of one).
+pub trait StepHop<'a> {
+    /// The struct the next step names a field of.
+    type Target: 'a;
+    /// Whether this step passes through a collection.
+    type Card: Card;
+    /// The struct inside, for a single-valued path.
+    fn single(&self) -> Option<&'a Self::Target>
+    where
+        Self::Card: IsOne;
 }
 
-/// One step of an aggregate's path: `f` on every struct inside `h`, with the
-/// card of the path so far.
-pub fn each<'a, H: Hop, C: Card + Or<H::Card>, F>(h: &'a H, _card: C, mut f: F)
-where
-    F: FnMut(&'a H::Target, <C as Or<H::Card>>::Out),
-{
-    h.visit(&mut |x| f(x, Default::default()));
+impl<'a, T: Hop> StepHop<'a> for &Step<'a, T> {
+    type Target = T::Target;
+    type Card = T::Card;
+    fn single(&self) -> Option<&'a T::Target>
+    where
+        Self::Card: IsOne,
+    {
+        self.0.get()
+    }
+}
+
+/// A step of an aggregate's path into a [`Hop`], given the card `C` of the path so far.
+pub trait StepHopEach<'a, C> {
+    /// The struct the next step names a field of.
+    type Target: 'a;
+    /// The card of the path after this step.
+    type Out: Card;
+    /// `f` on every struct inside.
+    fn each<F: FnMut(&'a Self::Target, Self::Out)>(&self, card: C, f: F);
+}
+
+impl<'a, T: Hop, C: Card + Or<T::Card>> StepHopEach<'a, C> for &Step<'a, T> {
+    type Target = T::Target;
+    type Out = <C as Or<T::Card>>::Out;
+    fn each<F: FnMut(&'a T::Target, Self::Out)>(&self, _card: C, mut f: F) {
+        self.0.visit(&mut |x| f(x, Default::default()));
+    }
+}
+
+/// A step into a type that is not a [`Hop`]: only reached after
+/// `require_hop` has reported the error.
+pub trait StepAny<'a> {
+    /// The value itself.
+    type Target: 'a;
+    /// The value itself.
+    fn single(&self) -> Option<&'a Self::Target>;
+    /// `f` on the value itself.
+    fn each<C: Card, F: FnMut(&'a Self::Target, C)>(&self, card: C, f: F);
+}
+
+impl<'a, T> StepAny<'a> for Step<'a, T> {
+    type Target = T;
+    fn single(&self) -> Option<&'a T> {
+        Some(self.0)
+    }
+    fn each<C: Card, F: FnMut(&'a T, C)>(&self, card: C, mut f: F) {
+        f(self.0, card)
+    }
 }
 
 /// The last step of an aggregate's path must have passed through a collection.

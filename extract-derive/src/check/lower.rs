@@ -103,7 +103,7 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident, errors: &mut Errors) ->
                         use #p::{
                             LeafEachOption as _, LeafEachPlain as _, LeafEachVec as _, LeafOption as _,
                             LeafPlain as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _,
-                            ShowText as _,
+                            ShowText as _, StepAny as _, StepHop as _, StepHopEach as _,
                         };
                         #(#placeholders)*
                         #p::Ok(#p::verdict(#body))
@@ -145,7 +145,7 @@ impl Lowering<'_> {
                 let p = private();
                 let l = self.operand(lhs);
                 let r = self.operand(rhs);
-                let cmp = self.comparison(*op, *op_span, lhs, rhs, quote!(__l), quote!(__r));
+                let cmp = self.comparison(*op, *op_span, lhs, rhs);
                 quote! {{
                     let __l = #l;
                     let __r = #r;
@@ -197,11 +197,15 @@ impl Lowering<'_> {
             Node::Paren(inner) => self.lower(inner),
             Node::Not(inner, span) => {
                 let x = self.lower(inner);
-                quote_spanned!(*span=> #p::not(#x))
+                let bound = syn::Ident::new("__x", *span);
+                let call = quote_spanned!(*span=> #p::not(#bound));
+                quote! {{ let __x = #x; #call }}
             }
             Node::Neg(inner, span) => {
                 let x = self.lower(inner);
-                quote_spanned!(*span=> #p::neg(#x)?)
+                let bound = syn::Ident::new("__x", *span);
+                let call = quote_spanned!(*span=> #p::neg(#bound)?);
+                quote! {{ let __x = #x; #call }}
             }
             Node::Binary { op, op_span, lhs, rhs } => match op {
                 Op::And | Op::Or => {
@@ -211,11 +215,13 @@ impl Lowering<'_> {
                         Op::And => (false, quote_spanned!(*op_span=> #p::and)),
                         _ => (true, quote_spanned!(*op_span=> #p::or)),
                     };
-                    let truth_l = quote_spanned!(lhs_span(lhs, *op_span)=> #p::truth(#l));
-                    let truth_r = quote_spanned!(lhs_span(rhs, *op_span)=> #p::truth(#r));
+                    let (x, y) = (syn::Ident::new("__x", *op_span), syn::Ident::new("__y", *op_span));
+                    let truth_l = quote_spanned!(*op_span=> #p::truth(#x));
+                    let truth_r = quote_spanned!(*op_span=> #p::truth(#y));
                     quote! {{
+                        let __x = #l;
                         let __l: #p::Option<bool> = #truth_l;
-                        if __l == #p::Some(#stop) { __l } else { #combine(__l, #truth_r) }
+                        if __l == #p::Some(#stop) { __l } else { let __y = #r; #combine(__l, #truth_r) }
                     }}
                 }
                 Op::Add | Op::Sub | Op::Mul | Op::Div => {
@@ -227,12 +233,14 @@ impl Lowering<'_> {
                         Op::Mul => quote!(Mul),
                         _ => quote!(Div),
                     };
-                    quote_spanned!(*op_span=> #p::arith(#l, #p::ArithOp::#arith, #r)?)
+                    let (x, y) = (syn::Ident::new("__x", *op_span), syn::Ident::new("__y", *op_span));
+                    let call = quote_spanned!(*op_span=> #p::arith(#x, #p::ArithOp::#arith, #y)?);
+                    quote! {{ let __x = #l; let __y = #r; #call }}
                 }
                 _ => {
                     let l = self.operand(lhs);
                     let r = self.operand(rhs);
-                    let cmp = self.comparison(*op, *op_span, lhs, rhs, quote!(__l), quote!(__r));
+                    let cmp = self.comparison(*op, *op_span, lhs, rhs);
                     quote! {{ let __l = #l; let __r = #r; #cmp }}
                 }
             },
@@ -241,7 +249,9 @@ impl Lowering<'_> {
                 let value = match func {
                     Func::Abs => {
                         let x = self.lower(arg);
-                        quote_spanned!(span=> #p::abs(#x)?)
+                        let bound = syn::Ident::new("__x", span);
+                        let call = quote_spanned!(span=> #p::abs(#bound)?);
+                        quote! {{ let __x = #x; #call }}
                     }
                     Func::Len | Func::IsSome | Func::IsNone => {
                         let Node::Path(path) = &**arg else { unreachable!("parser requires a path") };
@@ -295,17 +305,13 @@ impl Lowering<'_> {
         }}
     }
 
-    /// `l op r` over two bound operands; a variant on either side compares by `PartialEq`.
-    fn comparison(
-        &mut self,
-        op: Op,
-        span: Span,
-        lhs: &Node,
-        rhs: &Node,
-        l: TokenStream,
-        r: TokenStream,
-    ) -> TokenStream {
+    /// `l op r` over the operands bound to `__l` and `__r`; a variant on
+    /// either side compares by `PartialEq`. The operands are named with the
+    /// operator's span, so a type error lands on the operator.
+    fn comparison(&mut self, op: Op, span: Span, lhs: &Node, rhs: &Node) -> TokenStream {
         let p = private();
+        let l = syn::Ident::new("__l", span);
+        let r = syn::Ident::new("__r", span);
         let variant = |n: &Node| matches!(n, Node::Variant(_));
         if variant(lhs) || variant(rhs) {
             if !matches!(op, Op::Eq | Op::Ne) {
@@ -327,14 +333,6 @@ impl Lowering<'_> {
     }
 }
 
-fn lhs_span(node: &Node, fallback: Span) -> Span {
-    match node {
-        Node::Path(p) => p.hops[0].span(),
-        Node::Call { name, .. } => name.span(),
-        _ => fallback,
-    }
-}
-
 /// `Option<&Leaf>` for a single-valued path.
 fn single_path(path: &FieldPath) -> TokenStream {
     let p = private();
@@ -344,11 +342,22 @@ fn single_path(path: &FieldPath) -> TokenStream {
         return quote_spanned!(last.span()=> (&&#p::Leaf(&__this.#last)).value());
     }
     let first = &hops[0];
-    let mut out = quote_spanned!(first.span()=> #p::single(&__this.#first));
+    let mut out = step(quote!(__this), first, |value| quote_spanned!(first.span()=> #value.single()));
     for hop in &hops[1..hops.len() - 1] {
-        out = quote_spanned!(hop.span()=> #out.and_then(|__h| #p::single(&__h.#hop)));
+        let next = step(quote!(__h), hop, |value| quote_spanned!(hop.span()=> #value.single()));
+        out = quote_spanned!(hop.span()=> #out.and_then(|__h| #next));
     }
     quote_spanned!(last.span()=> #out.and_then(|__h| (&&#p::Leaf(&__h.#last)).value()))
+}
+
+/// One step into `base.hop`: the demand that the type derives `Extractable`
+/// (its error carries the hop's span), then the step itself.
+fn step(base: TokenStream, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStream) -> TokenStream {
+    let p = private();
+    let require = quote_spanned!(hop.span()=> #p::require_hop(&#base.#hop));
+    let probe = quote_spanned!(hop.span()=> (&&#p::Step(&#base.#hop)));
+    let step = then(probe);
+    quote!({ #require; #step })
 }
 
 /// Visits every value of an aggregate's path, adding each to `__acc`.
@@ -363,7 +372,7 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { quote!(__this) } else { quote!(__h) };
-        body = quote_spanned!(hop.span()=> #p::each(&#base.#hop, __c, |__h, __c| { #body });)
+        body = step(base, hop, |value| quote_spanned!(hop.span()=> #value.each(__c, |__h, __c| { #body });));
     }
     quote! {{
         let __c = #p::One;
