@@ -48,20 +48,16 @@ impl TypeCache {
                 serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
             let structure = StructureValidator::new(&schema);
             let mut description = info.description.trim().to_string();
-            if !info.checks.is_empty() {
+            let mut checks = Vec::new();
+            list_checks(info, "", &mut checks, &mut Vec::new());
+            if !checks.is_empty() {
                 if !description.is_empty() {
                     description.push_str("\n\n");
                 }
                 description.push_str("The input must satisfy these checks:");
-                for check in info.checks {
+                for check in checks {
                     description.push_str("\n- ");
-                    match check.with {
-                        Some(function) => description.push_str(&format!("passes `{function}`")),
-                        None => description.push_str(&info.render(check.rule)),
-                    }
-                    if let Some(tolerance) = check.tolerance {
-                        description.push_str(&format!(" (tolerance {tolerance})"));
-                    }
+                    description.push_str(&check);
                 }
             }
             let tool =
@@ -69,4 +65,34 @@ impl TypeCache {
             TypeCache { tool, structure }
         })
     }
+}
+
+/// The checks of `info` and of every type nested in it, each in the JSON
+/// names the model sees; a nested type's checks say where they apply.
+fn list_checks(info: &'static TypeInfo, location: &str, out: &mut Vec<String>, seen: &mut Vec<&'static str>) {
+    if seen.contains(&info.rust_name) {
+        return;
+    }
+    seen.push(info.rust_name);
+    for check in info.checks {
+        let mut line = match check.with {
+            Some(function) => format!("passes `{function}`"),
+            None => info.render(check.rule),
+        };
+        if let Some(tolerance) = check.tolerance {
+            line.push_str(&format!(" (tolerance {tolerance})"));
+        }
+        if !location.is_empty() {
+            line = format!("in each `{location}`: {line}");
+        }
+        out.push(line);
+    }
+    for field in info.fields {
+        if let Some(nested) = (field.nested)() {
+            let location =
+                if location.is_empty() { field.json_name.to_string() } else { format!("{location}.{}", field.json_name) };
+            list_checks(nested, &location, out, seen);
+        }
+    }
+    seen.pop();
 }

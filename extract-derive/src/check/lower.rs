@@ -198,13 +198,13 @@ impl Lowering<'_> {
             Node::Not(inner, span) => {
                 let x = self.lower(inner);
                 let bound = syn::Ident::new("__x", *span);
-                let call = quote_spanned!(*span=> #p::not(#bound));
+                let call = respan(quote!(#p::not(#bound)), *span);
                 quote! {{ let __x = #x; #call }}
             }
             Node::Neg(inner, span) => {
                 let x = self.lower(inner);
                 let bound = syn::Ident::new("__x", *span);
-                let call = quote_spanned!(*span=> #p::neg(#bound)?);
+                let call = respan(quote!(#p::neg(#bound)?), *span);
                 quote! {{ let __x = #x; #call }}
             }
             Node::Binary { op, op_span, lhs, rhs } => match op {
@@ -216,8 +216,8 @@ impl Lowering<'_> {
                         _ => (true, quote_spanned!(*op_span=> #p::or)),
                     };
                     let (x, y) = (syn::Ident::new("__x", *op_span), syn::Ident::new("__y", *op_span));
-                    let truth_l = quote_spanned!(*op_span=> #p::truth(#x));
-                    let truth_r = quote_spanned!(*op_span=> #p::truth(#y));
+                    let truth_l = respan(quote!(#p::truth(#x)), *op_span);
+                    let truth_r = respan(quote!(#p::truth(#y)), *op_span);
                     quote! {{
                         let __x = #l;
                         let __l: #p::Option<bool> = #truth_l;
@@ -234,7 +234,7 @@ impl Lowering<'_> {
                         _ => quote!(Div),
                     };
                     let (x, y) = (syn::Ident::new("__x", *op_span), syn::Ident::new("__y", *op_span));
-                    let call = quote_spanned!(*op_span=> #p::arith(#x, #p::ArithOp::#arith, #y)?);
+                    let call = respan(quote!(#p::arith(#x, #p::ArithOp::#arith, #y)?), *op_span);
                     quote! {{ let __x = #l; let __y = #r; #call }}
                 }
                 _ => {
@@ -250,7 +250,7 @@ impl Lowering<'_> {
                     Func::Abs => {
                         let x = self.lower(arg);
                         let bound = syn::Ident::new("__x", span);
-                        let call = quote_spanned!(span=> #p::abs(#bound)?);
+                        let call = respan(quote!(#p::abs(#bound)?), span);
                         quote! {{ let __x = #x; #call }}
                     }
                     Func::Len | Func::IsSome | Func::IsNone => {
@@ -318,7 +318,7 @@ impl Lowering<'_> {
                 self.errors.at(span, "an enum variant can only be compared with `==` or `!=`");
             }
             let equal = op == Op::Eq;
-            return quote_spanned!(span=> #p::eq_variant(#l, #r, #equal));
+            return respan(quote!(#p::eq_variant(#l, #r, #equal)), span);
         }
         let cmp = match op {
             Op::Eq => quote!(Eq),
@@ -329,7 +329,7 @@ impl Lowering<'_> {
             _ => quote!(Ge),
         };
         let tolerance = if matches!(op, Op::Eq | Op::Ne) { self.tolerance.clone() } else { quote!(#p::None) };
-        quote_spanned!(span=> #p::compare(#l, #p::CmpOp::#cmp, #r, #tolerance)?)
+        respan(quote!(#p::compare(#l, #p::CmpOp::#cmp, #r, #tolerance)?), span)
     }
 }
 
@@ -342,9 +342,9 @@ fn single_path(path: &FieldPath) -> TokenStream {
         return quote_spanned!(last.span()=> (&&#p::Leaf(&__this.#last)).value());
     }
     let first = &hops[0];
-    let mut out = step(quote!(__this), first, |value| quote_spanned!(first.span()=> #value.single()));
+    let mut out = step("__this", first, |value| respan(quote!(#value.single()), first.span()));
     for hop in &hops[1..hops.len() - 1] {
-        let next = step(quote!(__h), hop, |value| quote_spanned!(hop.span()=> #value.single()));
+        let next = step("__h", hop, |value| respan(quote!(#value.single()), hop.span()));
         out = quote_spanned!(hop.span()=> #out.and_then(|__h| #next));
     }
     quote_spanned!(last.span()=> #out.and_then(|__h| (&&#p::Leaf(&__h.#last)).value()))
@@ -352,12 +352,33 @@ fn single_path(path: &FieldPath) -> TokenStream {
 
 /// One step into `base.hop`: the demand that the type derives `Extractable`
 /// (its error carries the hop's span), then the step itself.
-fn step(base: TokenStream, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStream) -> TokenStream {
+fn step(base: &str, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStream) -> TokenStream {
     let p = private();
-    let require = quote_spanned!(hop.span()=> #p::require_hop(&#base.#hop));
-    let probe = quote_spanned!(hop.span()=> (&&#p::Step(&#base.#hop)));
+    // Every token of the stepped expression carries the hop's span, so an
+    // error about the step points at the user's token.
+    let base = syn::Ident::new(base, hop.span());
+    let require = respan(quote!(#p::require_hop(&#base.#hop)), hop.span());
+    let probe = respan(quote!((&&#p::Step(&#base.#hop))), hop.span());
     let step = then(probe);
     quote!({ #require; #step })
+}
+
+/// `tokens` with every span set to `span` (groups included), so rustc can
+/// point at the user's token for the whole expression.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }
 
 /// Visits every value of an aggregate's path, adding each to `__acc`.
@@ -371,7 +392,7 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
         (&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); });
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
-        let base = if i == 0 { quote!(__this) } else { quote!(__h) };
+        let base = if i == 0 { "__this" } else { "__h" };
         body = step(base, hop, |value| quote_spanned!(hop.span()=> #value.each(__c, |__h, __c| { #body });));
     }
     quote! {{
