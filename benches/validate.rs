@@ -51,8 +51,9 @@ struct PatternedLineItem {
 /// An invoice output with `items` line items; when `failing`, the stated
 /// total is off by one, so exactly one check fails.
 fn output(items: usize, failing: bool) -> Value {
-    let line_items: Vec<Value> =
-        (0..items).map(|i| json!({"description": format!("Item {i}"), "amount": (i % 97) as f64 + 0.5})).collect();
+    let line_items: Vec<Value> = (0..items)
+        .map(|i| json!({"description": format!("Item {i}"), "amount": (i % 97) as f64 + 0.5}))
+        .collect();
     let total: f64 = (0..items).map(|i| (i % 97) as f64 + 0.5).sum();
     json!({"line_items": line_items, "total": if failing { total + 1.0 } else { total }})
 }

@@ -31,10 +31,14 @@ struct Priced {
 #[test]
 fn none_operands_and_empty_min_max_hold_vacuously() {
     assert!(extract::validate::<Absent>(&json!({"due_days": null, "items": [], "budget": 0}), "").is_ok());
-    let v = violations::<Absent>(json!({"due_days": -1, "items": [{"price": 5}, {"price": 0.5}], "budget": 4}));
+    let v =
+        violations::<Absent>(json!({"due_days": -1, "items": [{"price": 5}, {"price": 0.5}], "budget": 4}));
     let rules: Vec<_> = v.iter().map(|v| v.check.clone().unwrap()).collect();
     assert_eq!(rules, ["due_days >= 0", "max(items.price) <= budget", "min(items.price) >= 1"]);
-    assert_eq!(v[1].message, "check failed: max(items.price) <= budget: max(items.price) = 5.00, budget = 4.00");
+    assert_eq!(
+        v[1].message,
+        "check failed: max(items.price) <= budget: max(items.price) = 5.00, budget = 4.00"
+    );
 }
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
@@ -74,7 +78,11 @@ fn integer_overflow_is_a_violation_not_a_panic_or_a_wrap() {
     let v = violations::<Huge>(json!({"a": i64::MAX, "b": i64::MAX, "c": i64::MAX}));
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].layer, Layer::Semantic);
-    assert!(v[0].message.starts_with("check could not be evaluated: a * b * c >= 0: arithmetic overflow"), "{}", v[0].message);
+    assert!(
+        v[0].message.starts_with("check could not be evaluated: a * b * c >= 0: arithmetic overflow"),
+        "{}",
+        v[0].message
+    );
     assert!(extract::validate::<Huge>(&json!({"a": i64::MAX, "b": i64::MAX, "c": 1}), "").is_ok());
 }
 
@@ -148,8 +156,16 @@ fn enum_variants_and_len() {
     let v = violations::<Account>(json!({"status": "paid", "balance": 10, "reference": "x", "notes": []}));
     assert_eq!(v.len(), 1);
     assert!(v[0].message.contains("status = Paid"), "{}", v[0].message);
-    assert!(extract::validate::<Account>(&json!({"status": "unpaid", "balance": 10, "reference": "x", "notes": []}), "").is_ok());
-    let v = violations::<Account>(json!({"status": "unpaid", "balance": 0, "reference": "123456789", "notes": ["a","b","c"]}));
+    assert!(
+        extract::validate::<Account>(
+            &json!({"status": "unpaid", "balance": 10, "reference": "x", "notes": []}),
+            ""
+        )
+        .is_ok()
+    );
+    let v = violations::<Account>(
+        json!({"status": "unpaid", "balance": 0, "reference": "123456789", "notes": ["a","b","c"]}),
+    );
     assert!(v[0].message.contains("len(reference) = 9"), "{}", v[0].message);
 }
 
@@ -179,7 +195,10 @@ fn always_panics(n: &Named) -> Result<(), String> {
 fn with_functions_and_panics() {
     assert!(extract::validate::<Named>(&json!({"name": "Ada"}), "").is_ok());
     let v = violations::<Named>(json!({"name": "ada"}));
-    assert_eq!(v[0].message, "check `starts_uppercase` failed: name \"ada\" must start with a capital letter");
+    assert_eq!(
+        v[0].message,
+        "check `starts_uppercase` failed: name \"ada\" must start with a capital letter"
+    );
     assert!(v[0].recoverable);
     let v = violations::<Named>(json!({"name": "boom"}));
     assert_eq!(v.len(), 1);
@@ -212,7 +231,10 @@ struct Address {
 fn paths_through_option_and_box_use_json_names() {
     assert!(extract::validate::<Order>(&json!({"vendor": null}), "").is_ok());
     let v = violations::<Order>(json!({"vendor": {"vendorAddress": {"zip": "00000"}}}));
-    assert_eq!(v[0].message, "check failed: vendor.vendorAddress.zip != \"00000\": vendor.vendorAddress.zip = \"00000\"");
+    assert_eq!(
+        v[0].message,
+        "check failed: vendor.vendorAddress.zip != \"00000\": vendor.vendorAddress.zip = \"00000\""
+    );
     assert_eq!(v[0].path.to_string(), "vendor.vendorAddress.zip");
 }
 

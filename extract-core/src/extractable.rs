@@ -89,8 +89,11 @@ fn list_checks(info: &'static TypeInfo, location: &str, out: &mut Vec<String>, s
     }
     for field in info.fields {
         if let Some(nested) = (field.nested)() {
-            let location =
-                if location.is_empty() { field.json_name.to_string() } else { format!("{location}.{}", field.json_name) };
+            let location = if location.is_empty() {
+                field.json_name.to_string()
+            } else {
+                format!("{location}.{}", field.json_name)
+            };
             list_checks(nested, &location, out, seen);
         }
     }

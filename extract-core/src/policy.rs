@@ -204,11 +204,7 @@ impl<T> Run<T> {
         match catch_unwind(AssertUnwindSafe(|| (self.validator)(input, document))) {
             Ok(result) => result,
             Err(payload) => {
-                let what = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a non-text panic payload".to_string());
+                let what = crate::validate::panic_message(payload.as_ref());
                 let message = format!("the validator panicked: {what}");
                 Err(Violations::one(
                     Violation::new(Layer::Semantic, Code::VALIDATOR_PANICKED, FieldPath::root(), message)
@@ -248,34 +244,21 @@ impl<T> Run<T> {
             }
         };
         let valid = violations.is_none();
-        if self.trace_content {
-            tracing::info!(
-                target: "extract",
-                attempt,
-                valid,
-                layer = %layer,
-                codes = %codes,
-                input_tokens = u.input_tokens,
-                output_tokens = u.output_tokens,
-                cache_read_tokens = u.cache_read_tokens,
-                cache_write_tokens = u.cache_write_tokens,
-                output = %syntax::output_text(reply),
-                "attempt"
-            );
-        } else {
-            tracing::info!(
-                target: "extract",
-                attempt,
-                valid,
-                layer = %layer,
-                codes = %codes,
-                input_tokens = u.input_tokens,
-                output_tokens = u.output_tokens,
-                cache_read_tokens = u.cache_read_tokens,
-                cache_write_tokens = u.cache_write_tokens,
-                "attempt"
-            );
-        }
+        // Outputs are personal data: they are recorded only when the caller opted in.
+        let output = self.trace_content.then(|| syntax::output_text(reply));
+        tracing::info!(
+            target: "extract",
+            attempt,
+            valid,
+            layer = %layer,
+            codes = %codes,
+            input_tokens = u.input_tokens,
+            output_tokens = u.output_tokens,
+            cache_read_tokens = u.cache_read_tokens,
+            cache_write_tokens = u.cache_write_tokens,
+            output = output.as_deref(),
+            "attempt"
+        );
     }
 }
 

@@ -83,14 +83,23 @@ pub fn tool_input<'r>(reply: &'r Reply, tool_name: &str) -> Result<Cow<'r, Value
             ));
         }
     };
-    if !input.is_object() {
-        return Err(syntax(
-            Code::INVALID_TYPE,
-            format!("the input of the tool `{tool_name}` must be a JSON object, not {}", json_kind(&input)),
-            true,
-        ));
-    }
+    require_object(&input)?;
     Ok(input)
+}
+
+/// The syntax rule every tool input obeys, also applied by
+/// [`validate`](crate::validate) to outputs given to it directly: the input is
+/// a JSON object.
+pub(crate) fn require_object(input: &Value) -> Result<(), Violations> {
+    if input.is_object() {
+        Ok(())
+    } else {
+        Err(syntax(
+            Code::INVALID_TYPE,
+            format!("the tool input must be a JSON object, not {}", json_kind(input)),
+            true,
+        ))
+    }
 }
 
 /// The output of a reply as it is shown back to the model and kept in an

@@ -36,14 +36,7 @@ use crate::{Code, Extractable, FieldPath, Layer, Violation, Violations};
 /// assert_eq!(err[0].path.to_string(), "amount");
 /// ```
 pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Violations> {
-    if !output.is_object() {
-        return Err(Violations::one(Violation::new(
-            Layer::Syntax,
-            Code::INVALID_TYPE,
-            FieldPath::root(),
-            format!("the tool input must be a JSON object, got {}", describe_json(output)),
-        )));
-    }
+    crate::syntax::require_object(output)?;
     let value = structure::<T>(output)?;
     semantic(&value, document)?;
     Ok(value)
@@ -88,11 +81,7 @@ pub(crate) fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), 
             Some(violations) => Err(violations),
         },
         Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_string());
+            let reason = panic_message(panic.as_ref());
             Err(Violations::one(
                 Violation::new(
                     Layer::Semantic,
@@ -106,14 +95,11 @@ pub(crate) fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), 
     }
 }
 
-/// A JSON value's type, for messages.
-pub(crate) fn describe_json(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// The message a panic carried, for a `validator_panicked` violation.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }

@@ -91,6 +91,20 @@ pub fn doc_comment(attrs: &[Attribute]) -> String {
     lines.join("\n").trim().to_string()
 }
 
+/// Calls `f` on every key of every `#[name(...)]` attribute, recording parse errors.
+fn each_meta(
+    attrs: &[Attribute],
+    name: &str,
+    errors: &mut Errors,
+    mut f: impl FnMut(&ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
+) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident(name)) {
+        if let Err(e) = attr.parse_nested_meta(|meta| f(&meta, errors)) {
+            errors.push(e);
+        }
+    }
+}
+
 /// Skips the value of a key this parser does not read (`= expr` or `(...)`).
 fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
@@ -152,50 +166,45 @@ impl Seen {
 pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerExtract {
     let mut out = ContainerExtract::default();
     let mut seen = Seen::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("extract")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_name(&meta);
-            match key.as_str() {
-                "name" => {
-                    let fresh = seen.first_time(&meta, "name", errors);
-                    if let Some(s) = parse_string(&meta, "name", errors)?
-                        && fresh
-                    {
-                        out.name = Some(Spanned { value: s.value(), span: s.span() });
-                    }
-                }
-                "description" => {
-                    let fresh = seen.first_time(&meta, "description", errors);
-                    if let Some(s) = parse_string(&meta, "description", errors)?
-                        && fresh
-                    {
-                        out.description = Some(s.value());
-                    }
-                }
-                "recoverable" => {
-                    errors.spanned(
-                        &meta.path,
-                        "`recoverable` is a field tag: put `#[extract(recoverable = false)]` on a field",
-                    );
-                    skip_value(&meta)?;
-                }
-                _ => {
-                    errors.spanned(
-                        &meta.path,
-                        format!(
-                            "unknown key `{key}` in `#[extract(...)]` on a struct (expected `name` or `description`){}",
-                            did_you_mean(&key, CONTAINER_EXTRACT_KEYS)
-                        ),
-                    );
-                    skip_value(&meta)?;
+    each_meta(attrs, "extract", errors, |meta, errors| {
+        let key = key_name(&meta);
+        match key.as_str() {
+            "name" => {
+                let fresh = seen.first_time(&meta, "name", errors);
+                if let Some(s) = parse_string(&meta, "name", errors)?
+                    && fresh
+                {
+                    out.name = Some(Spanned { value: s.value(), span: s.span() });
                 }
             }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
+            "description" => {
+                let fresh = seen.first_time(&meta, "description", errors);
+                if let Some(s) = parse_string(&meta, "description", errors)?
+                    && fresh
+                {
+                    out.description = Some(s.value());
+                }
+            }
+            "recoverable" => {
+                errors.spanned(
+                    &meta.path,
+                    "`recoverable` is a field tag: put `#[extract(recoverable = false)]` on a field",
+                );
+                skip_value(&meta)?;
+            }
+            _ => {
+                errors.spanned(
+                    &meta.path,
+                    format!(
+                        "unknown key `{key}` in `#[extract(...)]` on a struct (expected `name` or `description`){}",
+                        did_you_mean(&key, CONTAINER_EXTRACT_KEYS)
+                    ),
+                );
+                skip_value(&meta)?;
+            }
         }
-    }
+        Ok(())
+    });
     out
 }
 
@@ -203,36 +212,29 @@ pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerE
 pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
     let mut out = FieldExtract::default();
     let mut seen = Seen::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("extract")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_name(&meta);
-            if key == "recoverable" {
-                let fresh = seen.first_time(&meta, "recoverable", errors);
-                if let Some(b) = parse_bool(&meta, "recoverable", errors)?
-                    && fresh
-                {
-                    out.recoverable = Some(Spanned { value: b.value, span: meta.path.span() });
-                }
-            } else {
-                let hint = if CONTAINER_EXTRACT_KEYS.contains(&key.as_str()) {
-                    format!("; `{key}` belongs on the struct")
-                } else {
-                    did_you_mean(&key, FIELD_EXTRACT_KEYS)
-                };
-                errors.spanned(
-                    &meta.path,
-                    format!(
-                        "unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable`){hint}"
-                    ),
-                );
-                skip_value(&meta)?;
+    each_meta(attrs, "extract", errors, |meta, errors| {
+        let key = key_name(&meta);
+        if key == "recoverable" {
+            let fresh = seen.first_time(&meta, "recoverable", errors);
+            if let Some(b) = parse_bool(&meta, "recoverable", errors)?
+                && fresh
+            {
+                out.recoverable = Some(Spanned { value: b.value, span: meta.path.span() });
             }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
+        } else {
+            let hint = if CONTAINER_EXTRACT_KEYS.contains(&key.as_str()) {
+                format!("; `{key}` belongs on the struct")
+            } else {
+                did_you_mean(&key, FIELD_EXTRACT_KEYS)
+            };
+            errors.spanned(
+                &meta.path,
+                format!("unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable`){hint}"),
+            );
+            skip_value(&meta)?;
         }
-    }
+        Ok(())
+    });
     out
 }
 
@@ -275,105 +277,90 @@ fn symmetric_string(
 /// Parses every `#[serde(...)]` on a struct.
 pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSerde {
     let mut out = ContainerSerde::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_name(&meta);
-            match key.as_str() {
-                "rename_all" => {
-                    if let Some(rule) = symmetric_string(&meta, "rename_all", errors)? {
-                        match RenameRule::parse(&rule.value()) {
-                            Some(r) => out.rename_all = Some(r),
-                            None => errors.spanned(
-                                &rule,
-                                format!(
-                                    "unknown `rename_all` rule \"{}\"; expected one of {}",
-                                    rule.value(),
-                                    RenameRule::NAMES.join(", ")
-                                ),
+    each_meta(attrs, "serde", errors, |meta, errors| {
+        let key = key_name(&meta);
+        match key.as_str() {
+            "rename_all" => {
+                if let Some(rule) = symmetric_string(&meta, "rename_all", errors)? {
+                    match RenameRule::parse(&rule.value()) {
+                        Some(r) => out.rename_all = Some(r),
+                        None => errors.spanned(
+                            &rule,
+                            format!(
+                                "unknown `rename_all` rule \"{}\"; expected one of {}",
+                                rule.value(),
+                                RenameRule::NAMES.join(", ")
                             ),
-                        }
+                        ),
                     }
-                }
-                "default" => {
-                    out.default = true;
-                    skip_value(&meta)?;
-                }
-                _ => {
-                    if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
-                        errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
-                    }
-                    skip_value(&meta)?;
                 }
             }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
+            "default" => {
+                out.default = true;
+                skip_value(&meta)?;
+            }
+            _ => {
+                if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
+                    errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
+                }
+                skip_value(&meta)?;
+            }
         }
-    }
+        Ok(())
+    });
     out
 }
 
 /// Parses every `#[serde(...)]` on a field.
 pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
     let mut out = FieldSerde::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_name(&meta);
-            match key.as_str() {
-                "rename" => {
-                    if let Some(name) = symmetric_string(&meta, "rename", errors)? {
-                        out.rename = Some(name.value());
-                    }
-                }
-                "default" => {
-                    out.default = Some(meta.path.span());
-                    skip_value(&meta)?;
-                }
-                "skip" | "skip_deserializing" => out.skip = true,
-                "with" | "deserialize_with" => {
-                    out.has_custom_deserializer = true;
-                    skip_value(&meta)?;
-                }
-                _ => {
-                    if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
-                        errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
-                    }
-                    skip_value(&meta)?;
+    each_meta(attrs, "serde", errors, |meta, errors| {
+        let key = key_name(&meta);
+        match key.as_str() {
+            "rename" => {
+                if let Some(name) = symmetric_string(&meta, "rename", errors)? {
+                    out.rename = Some(name.value());
                 }
             }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
+            "default" => {
+                out.default = Some(meta.path.span());
+                skip_value(&meta)?;
+            }
+            "skip" | "skip_deserializing" => out.skip = true,
+            "with" | "deserialize_with" => {
+                out.has_custom_deserializer = true;
+                skip_value(&meta)?;
+            }
+            _ => {
+                if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
+                    errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
+                }
+                skip_value(&meta)?;
+            }
         }
-    }
+        Ok(())
+    });
     out
 }
 
 /// `#[schemars(...)]` keys that would make the schema disagree with serde.
 pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> bool {
     let mut has_schema_override = false;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("schemars")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = key_name(&meta);
-            match key.as_str() {
-                "rename" | "rename_all" | "skip" | "flatten" | "default" | "skip_deserializing" => {
-                    errors.spanned(
-                        &meta.path,
-                        format!(
-                            "put `{key}` in `#[serde(...)]`, not `#[schemars(...)]`: the schema the model sees and the deserializer must agree"
-                        ),
-                    );
-                }
-                "with" | "schema_with" => has_schema_override = true,
-                _ => {}
+    each_meta(attrs, "schemars", errors, |meta, errors| {
+        let key = key_name(&meta);
+        match key.as_str() {
+            "rename" | "rename_all" | "skip" | "flatten" | "default" | "skip_deserializing" => {
+                errors.spanned(
+                    &meta.path,
+                    format!(
+                        "put `{key}` in `#[serde(...)]`, not `#[schemars(...)]`: the schema the model sees and the deserializer must agree"
+                    ),
+                );
             }
-            skip_value(&meta)
-        });
-        if let Err(e) = result {
-            errors.push(e);
+            "with" | "schema_with" => has_schema_override = true,
+            _ => {}
         }
-    }
+        skip_value(&meta)
+    });
     has_schema_override
 }
