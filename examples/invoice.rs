@@ -124,12 +124,13 @@ fn summary(reply: &Reply) -> String {
         ReplyContent::ToolCall { input, .. } => {
             let items = input["line_items"].as_array().map(Vec::as_slice).unwrap_or_default();
             let sum: f64 = items.iter().filter_map(|i| i["amount"].as_f64()).sum();
+            let plural = if items.len() == 1 { "" } else { "s" };
             format!(
-                "record_invoice: invoice {}, PO {}, {} line items summing to {sum:.2}, total {}",
+                "record_invoice: invoice {}, PO {}, {} line item{plural} summing to {sum:.2}, total {:.2}",
                 input["invoice_number"],
                 input["purchase_order"],
                 items.len(),
-                input["total"]
+                input["total"].as_f64().unwrap_or(f64::NAN)
             )
         }
         ReplyContent::Text(text) => format!("text instead of a tool call: {text}"),

@@ -304,3 +304,23 @@ async fn stats_over_a_corpus_name_the_dominant_fingerprint_and_its_fix() {
     assert_eq!(json["dominant"]["fingerprint"]["path"], "department");
     assert_eq!(json["escalations"]["systematic"], 4);
 }
+
+#[tokio::test]
+async fn two_failures_tied_for_the_most_are_not_called_dominant() {
+    let mut stats = Stats::new();
+    let without_department = json!({"employee": "R. Osei", "department": null, "amount": 42.0});
+    let bad_amount = json!({"employee": "L. Park", "department": "Sales", "amount": "18,50"});
+    for reply in [without_department, bad_amount] {
+        let outcome = Extractor::new(Scripted::new([reply.clone(), reply]))
+            .retries(retries(1))
+            .extract::<Expense>("receipt")
+            .await
+            .unwrap();
+        stats.record(&outcome);
+    }
+    assert_eq!(stats.failed_attempts(), 4);
+    assert_eq!(stats.violations().len(), 2);
+    assert!(stats.violations().iter().all(|(_, n)| *n == 2));
+    assert_eq!(stats.dominant(), None, "a 50/50 tie has no dominant fingerprint");
+    assert!(!stats.to_string().contains("dominant failure"), "{stats}");
+}
