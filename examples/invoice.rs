@@ -175,7 +175,7 @@ async fn main() -> ExitCode {
                 Box::new(client)
             }
             Err(error) => {
-                eprintln!("error: live mode needs ANTHROPIC_API_KEY in the environment: {error}");
+                eprintln!("error: cannot run live: {error}");
                 eprintln!("(run without --live and without the key for the offline walk-through)");
                 return ExitCode::FAILURE;
             }

@@ -98,7 +98,8 @@ fn retries(n: u32) -> Retries {
 #[tokio::test]
 async fn document_a_is_corrected_with_exact_feedback_on_the_second_attempt() {
     let model = Scripted::new([a_missing_delivery(), a_corrected()]);
-    let outcome = Extractor::new(model.clone()).retries(retries(2)).extract::<Invoice>(DOCUMENT_A).await.unwrap();
+    let outcome =
+        Extractor::new(model.clone()).retries(retries(2)).extract::<Invoice>(DOCUMENT_A).await.unwrap();
 
     let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
     assert_eq!(valid.attempts(), 2);
@@ -133,7 +134,8 @@ async fn document_a_is_corrected_with_exact_feedback_on_the_second_attempt() {
 async fn document_b_escalates_at_once_when_an_unrecoverable_field_is_absent() {
     // A second reply is queued: the runtime must not ask for it.
     let model = Scripted::new([b_without_po(), b_without_po()]);
-    let outcome = Extractor::new(model.clone()).retries(retries(3)).extract::<Invoice>(DOCUMENT_B).await.unwrap();
+    let outcome =
+        Extractor::new(model.clone()).retries(retries(3)).extract::<Invoice>(DOCUMENT_B).await.unwrap();
 
     assert_eq!(model.calls(), 1, "a datum absent from the source is never retried");
     assert_eq!(model.remaining(), 1);
@@ -144,12 +146,10 @@ async fn document_b_escalates_at_once_when_an_unrecoverable_field_is_absent() {
     let violations = &escalation.error_chain[0].violations;
     assert_eq!(violations.len(), 1, "{violations}");
     let v = &violations[0];
-    assert_eq!((v.layer, v.code.as_str(), v.path.to_string(), v.recoverable), (
-        Layer::Structure,
-        "missing_field",
-        "purchase_order".to_string(),
-        false
-    ));
+    assert_eq!(
+        (v.layer, v.code.as_str(), v.path.to_string(), v.recoverable),
+        (Layer::Structure, "missing_field", "purchase_order".to_string(), false)
+    );
     assert_eq!(escalation.last_output, Some(b_without_po()));
     let hint = escalation.fix_hint.as_deref().unwrap();
     assert!(hint.contains("`purchase_order`") && hint.contains("recoverable = false"), "{hint}");
@@ -158,7 +158,8 @@ async fn document_b_escalates_at_once_when_an_unrecoverable_field_is_absent() {
 #[tokio::test]
 async fn the_same_violation_twice_is_systematic_and_the_hint_uses_json_names() {
     let model = Scripted::new([a_missing_delivery(), a_missing_delivery(), a_corrected(), a_corrected()]);
-    let outcome = Extractor::new(model.clone()).retries(retries(3)).extract::<Invoice>(DOCUMENT_A).await.unwrap();
+    let outcome =
+        Extractor::new(model.clone()).retries(retries(3)).extract::<Invoice>(DOCUMENT_A).await.unwrap();
 
     assert_eq!(model.calls(), 2, "a repeated fingerprint stops the run");
     let Outcome::Escalated(escalation) = outcome else { panic!("expected an escalation") };
@@ -215,12 +216,16 @@ async fn packets_serialize_exactly_as_the_design_shows() {
     let expected_ok = format!(r#"{{"status":"ok","output":{},"attempts":2}}"#, a_corrected_in_field_order());
     assert_eq!(serde_json::to_string(&outcome).unwrap(), expected_ok);
 
-    let outcome = Extractor::new(Scripted::new([b_without_po()])).extract::<Invoice>(DOCUMENT_B).await.unwrap();
+    let outcome =
+        Extractor::new(Scripted::new([b_without_po()])).extract::<Invoice>(DOCUMENT_B).await.unwrap();
     let packet = serde_json::to_string(&outcome).unwrap();
     let keys = ["\"status\":", "\"reason\":", "\"error_chain\":", "\"last_output\":", "\"fix_hint\":"];
     let positions: Vec<usize> = keys.iter().map(|k| packet.find(k).expect(k)).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "key order: {packet}");
-    assert!(packet.starts_with(r#"{"status":"escalated","reason":"not_recoverable","error_chain":[{"attempt":1,"#));
+    assert!(
+        packet
+            .starts_with(r#"{"status":"escalated","reason":"not_recoverable","error_chain":[{"attempt":1,"#)
+    );
 
     let value: Value = serde_json::from_str(&packet).unwrap();
     let object = value.as_object().unwrap();
@@ -280,8 +285,11 @@ async fn stats_over_a_corpus_name_the_dominant_fingerprint_and_its_fix() {
     ];
     let mut stats = Stats::new();
     for script in scripts {
-        let outcome =
-            Extractor::new(Scripted::new(script)).retries(retries(2)).extract::<Expense>("receipt").await.unwrap();
+        let outcome = Extractor::new(Scripted::new(script))
+            .retries(retries(2))
+            .extract::<Expense>("receipt")
+            .await
+            .unwrap();
         stats.record(&outcome);
     }
 

@@ -89,7 +89,11 @@ impl Server {
     }
 }
 
-async fn serve(mut stream: TcpStream, record: Arc<Mutex<Vec<Vec<u8>>>>, script: Arc<Mutex<VecDeque<Response>>>) {
+async fn serve(
+    mut stream: TcpStream,
+    record: Arc<Mutex<Vec<Vec<u8>>>>,
+    script: Arc<Mutex<VecDeque<Response>>>,
+) {
     let Some(body) = read_body(&mut stream).await else { return };
     record.lock().unwrap().push(body);
     let next = script.lock().unwrap().pop_front();
@@ -219,7 +223,8 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
 
 #[tokio::test]
 async fn a_500_then_success_does_not_spend_a_validation_attempt() {
-    let overloaded = json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}});
+    let overloaded =
+        json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}});
     let server = Server::start(vec![
         Response { status: 500, body: overloaded.to_string() },
         tool_use(corrected_output(), Usage::new(1000, 80)),
