@@ -1,1 +1,212 @@
-fn main() {}
+//! Three invoices through `extract`: one valid at once, one whose line items
+//! do not add up and is fixed on the retry, one whose purchase-order number is
+//! absent from the source and goes to a human.
+//!
+//! ```text
+//! cargo run --example invoice            # offline, with a scripted model
+//! cargo run --example invoice -- --live  # against Claude (needs ANTHROPIC_API_KEY)
+//! ```
+//!
+//! With `ANTHROPIC_API_KEY` set it runs live without `--live`, too.
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use extract::testing::Scripted;
+use extract::{BlockKind, Extractable, Extractor, Model, ModelFuture, Outcome, Prompt, Reply, ReplyContent};
+use extract::{Retries, Stats};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Record one invoice exactly as the document states it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[extract(name = "record_invoice")]
+#[check(sum(line_items.amount) == stated_total, tolerance = 0.01)]
+struct Invoice {
+    /// Invoice number exactly as printed.
+    invoice_number: String,
+    /// Purchase-order number exactly as printed; null when the document has none.
+    #[extract(recoverable = false)]
+    purchase_order: String,
+    /// The company that issued the invoice.
+    vendor: String,
+    /// The ordering department, when the invoice names one.
+    department: Option<String>,
+    /// Every billed line, delivery and fees included.
+    line_items: Vec<LineItem>,
+    /// The total the invoice states.
+    #[serde(rename = "total")]
+    stated_total: f64,
+}
+
+/// One billed line.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[check(amount >= 0)]
+struct LineItem {
+    description: String,
+    amount: f64,
+}
+
+const INVOICES: [(&str, &str); 3] = [
+    (
+        "valid at the first attempt",
+        "INVOICE INV-2024-0098\nVendor: Contoso Paper Ltd.\nPO: PO-87740\nDepartment: Marketing\n\n\
+         A4 paper, 20 boxes           240.00\nToner cartridges (4)         160.00\n\n\
+         TOTAL DUE                    400.00 EUR\nPayable within 30 days.",
+    ),
+    (
+        "line items that do not add up, fixed on the retry",
+        "INVOICE INV-2024-0117\nVendor: Northwind Office Supply\nPO: PO-88213\nDepartment: Facilities\n\n\
+         Ergonomic chairs (3)         150.00\nStanding desks (2)           300.00\n\
+         Delivery                      50.00\n\nTOTAL DUE                    500.00 EUR",
+    ),
+    (
+        "a required purchase order absent from the source",
+        "INVOICE INV-2024-0231\nVendor: Globex Cleaning\n\n\
+         Office cleaning, March       820.00\n\nTOTAL DUE                    820.00 EUR\n\
+         Thank you for your business.",
+    ),
+];
+
+/// What the offline model answers, call after call: invoice 1; invoice 2
+/// missing its delivery line, then corrected; invoice 3 with no PO to give.
+fn scripted_replies() -> Vec<Value> {
+    let item = |description: &str, amount: f64| json!({"description": description, "amount": amount});
+    let northwind = |items: Vec<Value>| {
+        json!({"invoice_number": "INV-2024-0117", "purchase_order": "PO-88213",
+               "vendor": "Northwind Office Supply", "department": "Facilities",
+               "line_items": items, "total": 500.0})
+    };
+    let chairs_and_desks = vec![item("Ergonomic chairs (3)", 150.0), item("Standing desks (2)", 300.0)];
+    let mut all_three = chairs_and_desks.clone();
+    all_three.push(item("Delivery", 50.0));
+    vec![
+        json!({"invoice_number": "INV-2024-0098", "purchase_order": "PO-87740",
+               "vendor": "Contoso Paper Ltd.", "department": "Marketing",
+               "line_items": [item("A4 paper, 20 boxes", 240.0), item("Toner cartridges (4)", 160.0)],
+               "total": 400.0}),
+        northwind(chairs_and_desks),
+        northwind(all_three),
+        json!({"invoice_number": "INV-2024-0231", "purchase_order": null, "vendor": "Globex Cleaning",
+               "department": null, "line_items": [item("Office cleaning, March", 820.0)], "total": 820.0}),
+    ]
+}
+
+/// A model that keeps every prompt and reply passing through it, so each
+/// attempt can be shown after the run, offline or live.
+struct Transcript {
+    model: Box<dyn Model>,
+    log: Arc<Mutex<Vec<(Prompt, Reply)>>>,
+}
+
+impl Model for Transcript {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let reply = self.model.call(prompt).await?;
+            self.log.lock().unwrap().push((prompt.clone(), reply.clone()));
+            Ok(reply)
+        })
+    }
+}
+
+fn heading(title: &str) {
+    println!("\n{title}\n{}", "=".repeat(title.chars().count()));
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("    {line}\n")).collect()
+}
+
+/// One line about a reply: for an invoice, what the model read.
+fn summary(reply: &Reply) -> String {
+    match &reply.content {
+        ReplyContent::ToolCall { input, .. } => {
+            let items = input["line_items"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let sum: f64 = items.iter().filter_map(|i| i["amount"].as_f64()).sum();
+            let plural = if items.len() == 1 { "" } else { "s" };
+            format!(
+                "record_invoice: invoice {}, PO {}, {} line item{plural} summing to {sum:.2}, total {:.2}",
+                input["invoice_number"],
+                input["purchase_order"],
+                items.len(),
+                input["total"].as_f64().unwrap_or(f64::NAN)
+            )
+        }
+        ReplyContent::Text(text) => format!("text instead of a tool call: {text}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Prints every attempt of one extraction and its outcome packet.
+fn report(attempts: &[(Prompt, Reply)], outcome: &Outcome<Invoice>) {
+    let failed = match outcome {
+        Outcome::Valid(v) => v.failed_attempts(),
+        Outcome::Escalated(e) => &e.error_chain[..],
+    };
+    for (prompt, reply) in attempts {
+        println!("\n--- attempt {} ---", prompt.attempt);
+        if prompt.correction.is_some() {
+            println!("feedback the model was given (after its previous output, verbatim):");
+            for block in prompt.blocks() {
+                if matches!(block.kind, BlockKind::Violations | BlockKind::Instruction) {
+                    print!("  [{}]\n{}", block.kind.label(), indent(&block.text));
+                }
+            }
+        }
+        println!("reply: {}", summary(reply));
+        match failed.iter().find(|f| f.attempt == prompt.attempt) {
+            Some(f) => print!("violations:\n{}", indent(&f.violations.to_string())),
+            None => println!("valid"),
+        }
+    }
+    println!("\noutcome packet:");
+    println!("{}", serde_json::to_string_pretty(outcome).expect("packets serialize"));
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let live = std::env::args().skip(1).any(|arg| arg == "--live")
+        || std::env::var("ANTHROPIC_API_KEY").is_ok_and(|key| !key.trim().is_empty());
+    let model: Box<dyn Model> = if live {
+        match extract::anthropic::Client::from_env() {
+            Ok(client) => {
+                println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
+                Box::new(client)
+            }
+            Err(error) => {
+                eprintln!("error: cannot run live: {error}");
+                eprintln!("(run without --live and without the key for the offline walk-through)");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        println!("mode: offline, with a scripted model (set ANTHROPIC_API_KEY or pass --live for Claude)");
+        Box::new(Scripted::new(scripted_replies()))
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let extractor = Extractor::new(Transcript { model, log: log.clone() }).retries(Retries::default());
+
+    heading("The tool Claude fills in");
+    println!("{}", serde_json::to_string_pretty(&Invoice::tool()).expect("tools serialize"));
+
+    let mut stats = Stats::new();
+    for (i, (title, document)) in INVOICES.iter().enumerate() {
+        heading(&format!("Invoice {} of {}: {title}", i + 1, INVOICES.len()));
+        print!("{}", indent(document));
+        let outcome = match extractor.extract::<Invoice>(document).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                eprintln!("error: the model could not be reached: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let attempts = std::mem::take(&mut *log.lock().unwrap());
+        report(&attempts, &outcome);
+        stats.record(&outcome);
+    }
+
+    heading("Statistics over the three outcomes");
+    println!("{stats}");
+    ExitCode::SUCCESS
+}

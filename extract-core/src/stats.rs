@@ -197,12 +197,17 @@ impl Stats {
     }
 
     /// The fingerprint that accounts for at least the threshold's share of the
-    /// failed attempts, with its structural fix; `None` when no failure dominates.
+    /// failed attempts, with its structural fix; `None` when no failure
+    /// dominates, including when two fingerprints tie for the most.
     pub fn dominant(&self) -> Option<Dominant> {
         if self.failed_attempts == 0 {
             return None;
         }
-        let (fingerprint, count) = self.violations().into_iter().next()?;
+        let mut ranked = self.violations().into_iter();
+        let (fingerprint, count) = ranked.next()?;
+        if ranked.next().is_some_and(|(_, runner_up)| runner_up == count) {
+            return None;
+        }
         let share = count as f64 / self.failed_attempts as f64;
         (share >= self.threshold).then(|| Dominant {
             fingerprint: fingerprint.clone(),
