@@ -4,6 +4,7 @@ use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
@@ -46,7 +47,13 @@ impl TypeCache {
             let info = T::__describe();
             let schema =
                 serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
+            // The validator keeps the schema as the type is: `null` on a
+            // required field is a violation. The tool's schema admits `null`
+            // for fields tagged `recoverable = false`, so a model that obeys
+            // the schema can say "absent" instead of inventing a value.
             let structure = StructureValidator::new(&schema);
+            let mut schema = schema;
+            admit_null_for_absent_data(&mut schema, info);
             let mut description = info.description.trim().to_string();
             let mut checks = Vec::new();
             list_checks(info, "", &mut checks, &mut Vec::new());
@@ -98,4 +105,78 @@ fn list_checks(info: &'static TypeInfo, location: &str, out: &mut Vec<String>, s
         }
     }
     seen.pop();
+}
+
+/// Makes every field tagged `recoverable = false` (at any depth) accept `null`
+/// in the tool's schema, and says in its description what `null` means.
+fn admit_null_for_absent_data(schema: &mut Value, info: &'static TypeInfo) {
+    let mut defs = schema.get_mut("$defs").map(Value::take).unwrap_or(Value::Null);
+    let mut seen = Vec::new();
+    admit_null_in(schema, info, &mut defs, &mut seen);
+    if !defs.is_null() {
+        schema["$defs"] = defs;
+    }
+}
+
+fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, seen: &mut Vec<String>) {
+    let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) else { return };
+    for field in info.fields {
+        let Some(property) = properties.get_mut(field.json_name) else { continue };
+        if let Some(nested) = (field.nested)()
+            && let Some(name) = first_ref(property)
+            && !seen.contains(&name)
+            && let Some(def) = defs.get_mut(&name).map(Value::take)
+        {
+            seen.push(name.clone());
+            let mut def = def;
+            admit_null_in(&mut def, nested, defs, seen);
+            defs[&name] = def;
+        }
+        if !field.recoverable {
+            admit_null(property);
+        }
+    }
+}
+
+/// The name of the first `$defs` entry a property schema refers to.
+fn first_ref(schema: &Value) -> Option<String> {
+    match schema {
+        Value::Object(map) => map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .map(str::to_string)
+            .or_else(|| map.values().find_map(first_ref)),
+        Value::Array(items) => items.iter().find_map(first_ref),
+        _ => None,
+    }
+}
+
+fn admit_null(property: &mut Value) {
+    const NOTE: &str = "null when the document does not state it; never invent it.";
+    let Some(map) = property.as_object_mut() else { return };
+    match map.get_mut("type") {
+        Some(Value::String(ty)) => {
+            let ty = std::mem::take(ty);
+            map.insert("type".into(), Value::from(vec![ty, "null".to_string()]));
+        }
+        Some(Value::Array(types)) => {
+            if !types.iter().any(|t| t == "null") {
+                types.push("null".into());
+            }
+        }
+        _ => {
+            let description = map.remove("description");
+            let inner = Value::Object(std::mem::take(map));
+            map.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
+            if let Some(description) = description {
+                map.insert("description".into(), description);
+            }
+        }
+    }
+    let description = match map.get("description").and_then(Value::as_str) {
+        Some(text) => format!("{text} {NOTE}"),
+        None => format!("Give {NOTE}"),
+    };
+    map.insert("description".into(), Value::String(description));
 }

@@ -187,6 +187,22 @@ struct Converter<'a> {
     info: &'static TypeInfo,
 }
 
+/// The message of a `missing_field` violation. For a field tagged
+/// `recoverable = false` it tells the reader (a reviewer, at that point) why
+/// the run stopped instead of asking the model for a value.
+fn missing_message(null: bool, recoverable: bool) -> &'static str {
+    match (null, recoverable) {
+        (false, true) => "required field is missing",
+        (true, true) => "required field is null; give a value",
+        (false, false) => {
+            "required field is missing: the document does not state it, so the extraction escalates instead of retrying"
+        }
+        (true, false) => {
+            "required field is null: the document does not state it, so the extraction escalates instead of retrying"
+        }
+    }
+}
+
 impl Converter<'_> {
     fn convert(&self, error: &ValidationError<'_>, out: &mut Vec<Violation>) {
         let path = field_path(self.value, error.instance_path());
@@ -200,7 +216,7 @@ impl Converter<'_> {
                 let path = path.key(name);
                 let recoverable = self.info.recoverable_at(&path);
                 out.push(
-                    structure(Code::MISSING_FIELD, path, "required field is missing".into())
+                    structure(Code::MISSING_FIELD, path, missing_message(false, recoverable).into())
                         .recoverable(recoverable),
                 );
             }
@@ -406,12 +422,12 @@ impl Converter<'_> {
     fn mismatch(&self, path: FieldPath, instance: &Value, expected: &[String]) -> Violation {
         if instance.is_null() && matches!(path.segments().last(), Some(Segment::Key(_))) {
             let field = self.info.field_at(&path);
+            let recoverable = self.info.recoverable_at(&path);
             let message = if field.is_none_or(|f| f.required) {
-                "required field is null; give a value"
+                missing_message(true, recoverable)
             } else {
                 "must not be null; give a value or leave the field out"
             };
-            let recoverable = self.info.recoverable_at(&path);
             return Violation::new(Layer::Structure, Code::MISSING_FIELD, path, message)
                 .recoverable(recoverable);
         }
@@ -868,7 +884,7 @@ pub fn serde_violation(
             path.key(name)
         };
         let recoverable = info.recoverable_at(&path);
-        return structure(Code::MISSING_FIELD, path, "required field is missing".into())
+        return structure(Code::MISSING_FIELD, path, missing_message(false, recoverable).into())
             .recoverable(recoverable);
     }
     if let Some(rest) = text.strip_prefix("unknown field `") {
@@ -901,7 +917,7 @@ pub fn serde_violation(
     if text.starts_with("invalid type: ") || text.starts_with("invalid value: ") {
         if found.is_some_and(Value::is_null) && matches!(path.segments().last(), Some(Segment::Key(_))) {
             let recoverable = info.recoverable_at(&path);
-            return structure(Code::MISSING_FIELD, path, "required field is null; give a value".into())
+            return structure(Code::MISSING_FIELD, path, missing_message(true, recoverable).into())
                 .recoverable(recoverable);
         }
         let expected = expected.unwrap_or_else(|| "a value of the field's type".into());

@@ -167,19 +167,19 @@ pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerE
     let mut out = ContainerExtract::default();
     let mut seen = Seen::default();
     each_meta(attrs, "extract", errors, |meta, errors| {
-        let key = key_name(&meta);
+        let key = key_name(meta);
         match key.as_str() {
             "name" => {
-                let fresh = seen.first_time(&meta, "name", errors);
-                if let Some(s) = parse_string(&meta, "name", errors)?
+                let fresh = seen.first_time(meta, "name", errors);
+                if let Some(s) = parse_string(meta, "name", errors)?
                     && fresh
                 {
                     out.name = Some(Spanned { value: s.value(), span: s.span() });
                 }
             }
             "description" => {
-                let fresh = seen.first_time(&meta, "description", errors);
-                if let Some(s) = parse_string(&meta, "description", errors)?
+                let fresh = seen.first_time(meta, "description", errors);
+                if let Some(s) = parse_string(meta, "description", errors)?
                     && fresh
                 {
                     out.description = Some(s.value());
@@ -190,7 +190,7 @@ pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerE
                     &meta.path,
                     "`recoverable` is a field tag: put `#[extract(recoverable = false)]` on a field",
                 );
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
             _ => {
                 errors.spanned(
@@ -200,7 +200,7 @@ pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerE
                         did_you_mean(&key, CONTAINER_EXTRACT_KEYS)
                     ),
                 );
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
         }
         Ok(())
@@ -213,10 +213,10 @@ pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
     let mut out = FieldExtract::default();
     let mut seen = Seen::default();
     each_meta(attrs, "extract", errors, |meta, errors| {
-        let key = key_name(&meta);
+        let key = key_name(meta);
         if key == "recoverable" {
-            let fresh = seen.first_time(&meta, "recoverable", errors);
-            if let Some(b) = parse_bool(&meta, "recoverable", errors)?
+            let fresh = seen.first_time(meta, "recoverable", errors);
+            if let Some(b) = parse_bool(meta, "recoverable", errors)?
                 && fresh
             {
                 out.recoverable = Some(Spanned { value: b.value, span: meta.path.span() });
@@ -231,7 +231,7 @@ pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
                 &meta.path,
                 format!("unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable`){hint}"),
             );
-            skip_value(&meta)?;
+            skip_value(meta)?;
         }
         Ok(())
     });
@@ -278,10 +278,10 @@ fn symmetric_string(
 pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSerde {
     let mut out = ContainerSerde::default();
     each_meta(attrs, "serde", errors, |meta, errors| {
-        let key = key_name(&meta);
+        let key = key_name(meta);
         match key.as_str() {
             "rename_all" => {
-                if let Some(rule) = symmetric_string(&meta, "rename_all", errors)? {
+                if let Some(rule) = symmetric_string(meta, "rename_all", errors)? {
                     match RenameRule::parse(&rule.value()) {
                         Some(r) => out.rename_all = Some(r),
                         None => errors.spanned(
@@ -297,13 +297,13 @@ pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSer
             }
             "default" => {
                 out.default = true;
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
             _ => {
                 if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
                     errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
                 }
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
         }
         Ok(())
@@ -315,27 +315,27 @@ pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSer
 pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
     let mut out = FieldSerde::default();
     each_meta(attrs, "serde", errors, |meta, errors| {
-        let key = key_name(&meta);
+        let key = key_name(meta);
         match key.as_str() {
             "rename" => {
-                if let Some(name) = symmetric_string(&meta, "rename", errors)? {
+                if let Some(name) = symmetric_string(meta, "rename", errors)? {
                     out.rename = Some(name.value());
                 }
             }
             "default" => {
                 out.default = Some(meta.path.span());
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
             "skip" | "skip_deserializing" => out.skip = true,
             "with" | "deserialize_with" => {
                 out.has_custom_deserializer = true;
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
             _ => {
                 if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
                     errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
                 }
-                skip_value(&meta)?;
+                skip_value(meta)?;
             }
         }
         Ok(())
@@ -347,7 +347,7 @@ pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
 pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> bool {
     let mut has_schema_override = false;
     each_meta(attrs, "schemars", errors, |meta, errors| {
-        let key = key_name(&meta);
+        let key = key_name(meta);
         match key.as_str() {
             "rename" | "rename_all" | "skip" | "flatten" | "default" | "skip_deserializing" => {
                 errors.spanned(
@@ -360,7 +360,7 @@ pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> b
             "with" | "schema_with" => has_schema_override = true,
             _ => {}
         }
-        skip_value(&meta)
+        skip_value(meta)
     });
     has_schema_override
 }

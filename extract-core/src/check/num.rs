@@ -298,7 +298,7 @@ impl Num {
     }
 
     /// `-self`.
-    pub fn neg(self) -> Result<Num, EvalError> {
+    pub fn negate(self) -> Result<Num, EvalError> {
         Ok(match self {
             Num::Int(i) => Num::Int(i.checked_neg().ok_or(EvalError::Overflow)?),
             Num::Float(f) => Num::Float(-f),

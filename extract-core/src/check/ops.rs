@@ -191,7 +191,7 @@ pub fn neg<A: Val>(x: Option<A>) -> Result<Option<Computed<<A::T as Number>::Kin
 where
     A::T: Number,
 {
-    x.map(|x| x.val().num().neg().map(Computed::new)).transpose()
+    x.map(|x| x.val().num().negate().map(Computed::new)).transpose()
 }
 
 /// `abs(x)`.
