@@ -159,7 +159,8 @@ fn agree<T: Extractable + PartialEq + Debug>(value: &Value) -> Result<bool, Test
                 prop_assert!(v.message.len() < 400, "{} bytes: {}", v.message.len(), v);
                 prop_assert_eq!(&v.fields[0], &v.path);
                 prop_assert!(
-                    ["missing_field", "invalid_type", "unknown_field", "invalid_value"].contains(&v.code.as_str()),
+                    ["missing_field", "invalid_type", "unknown_field", "invalid_value"]
+                        .contains(&v.code.as_str()),
                     "{}",
                     v.code
                 );
@@ -188,9 +189,35 @@ fn run<T: Extractable + PartialEq + Debug>(strategy: impl Strategy<Value = Value
 // ---------------------------------------------------- random JSON values
 
 const KEYS: &[&str] = &[
-    "id", "customer", "priority", "status", "lines", "note", "discount", "tags", "sku", "quantity", "price",
-    "gift", "sensorName", "sensor_name", "offset", "count", "level", "place", "lat", "lon", "samples", "unit",
-    "ratio", "score", "votes", "grade", "box", "dimensions", "extra",
+    "id",
+    "customer",
+    "priority",
+    "status",
+    "lines",
+    "note",
+    "discount",
+    "tags",
+    "sku",
+    "quantity",
+    "price",
+    "gift",
+    "sensorName",
+    "sensor_name",
+    "offset",
+    "count",
+    "level",
+    "place",
+    "lat",
+    "lon",
+    "samples",
+    "unit",
+    "ratio",
+    "score",
+    "votes",
+    "grade",
+    "box",
+    "dimensions",
+    "extra",
 ];
 
 fn key() -> impl Strategy<Value = String> {
@@ -233,8 +260,23 @@ fn number() -> impl Strategy<Value = Value> {
 fn string() -> impl Strategy<Value = Value> {
     prop_oneof![
         prop::sample::select(vec![
-            "", "open", "Open", "shipped", "cancelled", "canceled", "Celsius", "celsius", "Kelvin", "ORD-123",
-            "ORD-12", "ord-123", "ORD-1234", "x", "xy", "é", "2024-01-01",
+            "",
+            "open",
+            "Open",
+            "shipped",
+            "cancelled",
+            "canceled",
+            "Celsius",
+            "celsius",
+            "Kelvin",
+            "ORD-123",
+            "ORD-12",
+            "ord-123",
+            "ORD-1234",
+            "x",
+            "xy",
+            "é",
+            "2024-01-01",
         ])
         .prop_map(Value::from),
         "[a-zA-Z0-9 -]{0,24}".prop_map(Value::from),
@@ -495,9 +537,14 @@ fn random_values_agree() {
 #[test]
 fn the_documented_differences_resolve_to_rejection() {
     // 1.0 for a u8: the schema accepts, serde does not, validate rejects.
-    let mut order = json!({"id": "ORD-001", "customer": "Ada", "priority": 1.0, "status": "open", "lines": []});
+    let mut order =
+        json!({"id": "ORD-001", "customer": "Ada", "priority": 1.0, "status": "open", "lines": []});
     let schema_ok = |v: &Value| {
-        jsonschema::options().should_validate_formats(true).build(&Order::tool().input_schema).unwrap().is_valid(v)
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&Order::tool().input_schema)
+            .unwrap()
+            .is_valid(v)
     };
     assert!(schema_ok(&order));
     assert!(serde_json::from_value::<Order>(order.clone()).is_err());

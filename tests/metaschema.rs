@@ -117,7 +117,14 @@ struct Category {
 }
 
 fn tools() -> Vec<Tool> {
-    vec![Invoice::tool(), LineItem::tool(), Shipment::tool(), Parcel::tool(), Address::tool(), Category::tool()]
+    vec![
+        Invoice::tool(),
+        LineItem::tool(),
+        Shipment::tool(),
+        Parcel::tool(),
+        Address::tool(),
+        Category::tool(),
+    ]
 }
 
 /// Every metaschema error of `schema`, as `location: message` lines.
@@ -156,7 +163,9 @@ fn every_strict_input_schema_is_valid_2020_12() {
                 assert_valid_2020_12(&format!("{} (strict)", tool.name), &made.input_schema);
                 strict += 1;
             }
-            Err(error) => assert_eq!(tool.name, "category", "only the recursive map cannot be strict: {error}"),
+            Err(error) => {
+                assert_eq!(tool.name, "category", "only the recursive map cannot be strict: {error}")
+            }
         }
     }
     assert_eq!(strict, 5);

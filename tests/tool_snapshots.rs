@@ -115,16 +115,7 @@ fn properties_keep_declaration_order() {
     let schema = Invoice::tool().input_schema;
     assert_eq!(
         keys(&schema["properties"]),
-        [
-            "invoice_number",
-            "issue_date",
-            "due_date",
-            "department",
-            "status",
-            "line_items",
-            "total",
-            "notes"
-        ]
+        ["invoice_number", "issue_date", "due_date", "department", "status", "line_items", "total", "notes"]
     );
     let item = resolve(&schema, &schema["properties"]["line_items"]["items"]);
     assert_eq!(keys(&item["properties"]), ["description", "quantity", "unit_price", "amount"]);
