@@ -238,3 +238,38 @@ fn strict_still_validates_with_the_original_keywords() {
     assert_eq!(violations[0].path, "invoice_number");
     assert_eq!(violations[0].code, "invalid_value");
 }
+
+/// A purchase order whose vendor is read with its quote.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+struct Quoted {
+    vendor: extract::Sourced<String>,
+}
+
+/// Every `description` anywhere in a schema.
+fn descriptions<'a>(schema: &'a Value, out: &mut Vec<&'a str>) {
+    match schema {
+        Value::Object(node) => {
+            if let Some(Value::String(text)) = node.get("description") {
+                out.push(text);
+            }
+            node.values().for_each(|sub| descriptions(sub, out));
+        }
+        Value::Array(items) => items.iter().for_each(|sub| descriptions(sub, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn library_types_do_not_send_their_rustdoc_examples_to_the_model() {
+    // The model reads every description in the tool; a library type's doc
+    // comment (a Rust code example, notes for Rust users) is noise there.
+    let tool = Quoted::tool();
+    let mut texts = Vec::new();
+    descriptions(&tool.input_schema, &mut texts);
+    for text in texts {
+        for noise in ["```", "assert_eq!", "use extract::", "serde_json::"] {
+            assert!(!text.contains(noise), "{noise:?} in a description the model reads:\n{text}");
+        }
+    }
+}
