@@ -171,9 +171,8 @@ impl StructureValidator {
             }
         };
         let converter = Converter { root: &self.schema, value, info };
-        for error in validator.iter_errors(value) {
-            converter.convert(&error, &mut out);
-        }
+        let errors: Vec<ValidationError<'_>> = validator.iter_errors(value).collect();
+        converter.convert_all(&errors, &mut out);
         let mut seen = std::collections::HashSet::new();
         out.retain(|v| seen.insert((v.path.clone(), v.code.clone(), v.message.clone())));
         out
@@ -204,6 +203,41 @@ fn missing_message(null: bool, recoverable: bool) -> &'static str {
 }
 
 impl Converter<'_> {
+    /// Converts the errors of one validation (or one union branch).
+    ///
+    /// A value of the wrong type where an `enum` or a `const` belongs fails
+    /// both `type` and `enum`: one mistake, reported once, as the type error
+    /// naming the allowed values (`expected "paid" or "unpaid", got 1`); and
+    /// `null` on such a required field is only its `missing_field`.
+    fn convert_all(&self, errors: &[ValidationError<'_>], out: &mut Vec<Violation>) {
+        let is_type = |e: &ValidationError<'_>| matches!(e.kind(), ValidationErrorKind::Type { .. });
+        let allowed_at = |at: &Location| -> Option<Vec<String>> {
+            errors.iter().filter(|e| e.instance_path() == at).find_map(|e| match e.kind() {
+                ValidationErrorKind::Enum { options } => {
+                    Some(options.as_array().map(Vec::as_slice).unwrap_or_default().iter().map(show).collect())
+                }
+                ValidationErrorKind::Constant { expected_value } => Some(vec![show(expected_value)]),
+                _ => None,
+            })
+        };
+        for error in errors {
+            match error.kind() {
+                ValidationErrorKind::Enum { .. } | ValidationErrorKind::Constant { .. }
+                    if errors.iter().any(|e| is_type(e) && e.instance_path() == error.instance_path()) => {}
+                ValidationErrorKind::Type { .. } => match allowed_at(error.instance_path()) {
+                    Some(allowed) if !allowed.is_empty() && !error.instance().is_null() => {
+                        let path = field_path(self.value, error.instance_path());
+                        let listed =
+                            if allowed.len() > MAX_LISTED { vec![join_list(&allowed)] } else { allowed };
+                        out.push(self.mismatch(path, error.instance(), &listed));
+                    }
+                    _ => self.convert(error, out),
+                },
+                _ => self.convert(error, out),
+            }
+        }
+    }
+
     fn convert(&self, error: &ValidationError<'_>, out: &mut Vec<Violation>) {
         let path = field_path(self.value, error.instance_path());
         let instance: &Value = error.instance();
@@ -479,9 +513,7 @@ impl Converter<'_> {
             out.push(Violation::new(Layer::Structure, Code::INVALID_VALUE, path, message));
         } else {
             let best = shaped.iter().min_by_key(|errors| errors.len()).expect("not empty");
-            for branch_error in best.iter() {
-                self.convert(branch_error, out);
-            }
+            self.convert_all(best, out);
         }
     }
 

@@ -1,0 +1,195 @@
+//! The `input_schema` of derived types, plain and strict, is a valid JSON
+//! Schema 2020-12 document: it declares the draft in `$schema`, passes the
+//! 2020-12 metaschema (the `jsonschema` crate's meta validation), and compiles
+//! as a 2020-12 validator (so every `pattern` is a regex that compiles).
+#![cfg(all(feature = "chrono", feature = "decimal"))]
+
+use std::collections::BTreeMap;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use extract::{Extractable, Sourced, Tool};
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// Record one invoice.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[extract(name = "record_invoice")]
+#[check(sum(line_items.amount) == stated_total, tolerance = 0.01)]
+#[check(due_date >= issue_date)]
+#[allow(dead_code)]
+struct Invoice {
+    /// Invoice number exactly as printed.
+    #[extract(recoverable = false)]
+    #[schemars(regex(pattern = r"^[A-Z0-9-]+$"), length(min = 1, max = 32))]
+    invoice_number: String,
+    issue_date: NaiveDate,
+    due_date: Option<NaiveDate>,
+    department: Option<String>,
+    status: Status,
+    line_items: Vec<LineItem>,
+    #[serde(rename = "total")]
+    stated_total: f64,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Paid,
+    Unpaid,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+struct LineItem {
+    description: String,
+    #[schemars(range(min = 1, max = 10_000))]
+    quantity: u32,
+    unit_price: Option<Decimal>,
+    amount: f64,
+}
+
+/// A shipment notice with every kind of field schemars has a shape for.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Shipment {
+    tracking_id: Sourced<String>,
+    shipped_at: NaiveDateTime,
+    weight_grams: u64,
+    temperature: i8,
+    #[schemars(range(min = 0.0, max = 1.0))]
+    damage_ratio: f32,
+    carrier: Carrier,
+    parcels: Vec<Parcel>,
+    /// Where it goes, when printed.
+    destination: Option<Box<Address>>,
+    #[schemars(length(min = 2, max = 2))]
+    country_codes: Vec<String>,
+    flag: char,
+    dimensions: (u16, u16, u16),
+    #[serde(skip)]
+    internal: u32,
+}
+
+/// Who carries the shipment.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Carrier {
+    /// A national postal service.
+    Post,
+    /// A courier, by name.
+    Courier(String),
+    /// Collected by the customer.
+    Pickup { store: String, on: Option<NaiveDate> },
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Parcel {
+    #[schemars(regex(pattern = r"^P[0-9]{4}$"))]
+    label: String,
+    fragile: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+struct Address {
+    street: String,
+    #[schemars(email)]
+    contact: Option<String>,
+}
+
+/// A type strict tool use cannot take (recursive, and a free-form map); its
+/// plain schema is still valid 2020-12.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+struct Category {
+    name: String,
+    children: Vec<Category>,
+    attributes: BTreeMap<String, f64>,
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Invoice::tool(),
+        LineItem::tool(),
+        Shipment::tool(),
+        Parcel::tool(),
+        Address::tool(),
+        Category::tool(),
+    ]
+}
+
+/// Every metaschema error of `schema`, as `location: message` lines.
+fn meta_errors(schema: &Value) -> Vec<String> {
+    let meta = jsonschema::draft202012::meta::validator();
+    meta.iter_errors(schema).map(|e| format!("{}: {e}", e.instance_path())).collect()
+}
+
+fn assert_valid_2020_12(name: &str, schema: &Value) {
+    assert_eq!(schema["$schema"], DRAFT_2020_12, "{name}: $schema");
+    let errors = meta_errors(schema);
+    assert!(errors.is_empty(), "{name} fails the 2020-12 metaschema:\n{}", errors.join("\n"));
+    // The general entry point reads `$schema` and agrees.
+    jsonschema::meta::validate(schema).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // And it compiles as a 2020-12 validator (every regex compiles, every $ref resolves).
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
+}
+
+#[test]
+fn every_plain_input_schema_is_valid_2020_12() {
+    for tool in tools() {
+        assert_valid_2020_12(&tool.name, &tool.input_schema);
+        assert_eq!(tool.input_schema["type"], "object", "{}: an object schema", tool.name);
+    }
+}
+
+#[test]
+fn every_strict_input_schema_is_valid_2020_12() {
+    let mut strict = 0;
+    for tool in tools() {
+        match tool.strict() {
+            Ok(made) => {
+                assert_valid_2020_12(&format!("{} (strict)", tool.name), &made.input_schema);
+                strict += 1;
+            }
+            Err(error) => {
+                assert_eq!(tool.name, "category", "only the recursive map cannot be strict: {error}")
+            }
+        }
+    }
+    assert_eq!(strict, 5);
+}
+
+#[test]
+fn the_schemas_use_2020_12_vocabulary_not_draft_7() {
+    for tool in tools() {
+        let text = tool.input_schema.to_string();
+        assert!(!text.contains("\"definitions\""), "{}: draft-7 `definitions` instead of `$defs`", tool.name);
+        assert!(!text.contains("#/definitions/"), "{}", tool.name);
+    }
+    // The types with nested structs do reference `$defs`.
+    assert!(Invoice::tool().input_schema["$defs"]["LineItem"].is_object());
+    assert!(Shipment::tool().input_schema["$defs"]["Parcel"].is_object());
+}
+
+#[test]
+fn the_meta_validation_can_fail() {
+    // Controls: the checks above are not vacuous.
+    assert!(!meta_errors(&json!({"type": "object", "minLength": "three"})).is_empty());
+    assert!(!meta_errors(&json!({"type": "object", "properties": {"a": {"type": "strnig"}}})).is_empty());
+    assert!(!meta_errors(&json!({"type": "object", "required": "a"})).is_empty());
+    assert!(
+        jsonschema::draft202012::options().build(&json!({"type": "string", "pattern": "(unclosed"})).is_err()
+    );
+}
