@@ -342,7 +342,7 @@ fn a_root_that_is_not_an_object_is_one_syntax_violation() {
         let v = &violations[0];
         assert!(v.path.is_root());
         assert_eq!(v.code, "invalid_type");
-        assert!(v.message.starts_with("the tool input must be a JSON object, got "), "{}", v.message);
+        assert!(v.message.starts_with("the tool input must be a JSON object, not "), "{}", v.message);
         assert_eq!(violations.to_string().lines().count(), 1);
     }
 }
@@ -512,4 +512,21 @@ fn numbers_out_of_range_for_the_field_type_are_violations_with_a_path() {
         violations[0].message,
         "expected an integer from -9223372036854775808 to 9223372036854775807, got 18446744073709551615"
     );
+}
+
+#[test]
+fn tagged_fields_admit_null_in_the_tool_schema_at_any_depth_while_the_validator_escalates_it() {
+    let schema = Invoice::tool().input_schema;
+    assert_eq!(schema["properties"]["invoice_number"]["type"], json!(["string", "null"]));
+    // `LineItem` is reached through a `Vec` and through an `Option`: its one definition is patched.
+    assert_eq!(schema["$defs"]["LineItem"]["properties"]["sku"]["type"], json!(["string", "null"]));
+    assert_eq!(schema["$defs"]["LineItem"]["properties"]["description"]["type"], "string");
+    assert_eq!(schema["properties"]["reference"]["type"], "string", "untagged fields are unchanged");
+    // A model that answers null as the schema allows gets an escalation, not a retry.
+    let v = only(&with(|v| v["line_items"][1]["sku"] = Value::Null));
+    assert_eq!(
+        (v.path.to_string().as_str(), v.code.as_str(), v.recoverable),
+        ("line_items[1].sku", "missing_field", false)
+    );
+    assert!(v.message.contains("escalates instead of retrying"), "{}", v.message);
 }

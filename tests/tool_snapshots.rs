@@ -127,7 +127,13 @@ fn the_input_schema_is_a_2020_12_object_schema_with_the_fields_shapes() {
     assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert_eq!(schema["type"], "object");
     let props = &schema["properties"];
-    assert_eq!(props["invoice_number"]["description"], "Invoice number exactly as printed.");
+    // Tagged `recoverable = false`: the schema lets the model say "absent" with
+    // null (the validator still escalates a null), instead of inventing a value.
+    assert_eq!(
+        props["invoice_number"]["description"],
+        "Invoice number exactly as printed. Null when the document does not state it; never invent a value."
+    );
+    assert_eq!(props["invoice_number"]["type"], json!(["string", "null"]));
     assert_eq!(props["invoice_number"]["pattern"], "^[A-Z0-9-]+$");
     assert_eq!(props["invoice_number"]["minLength"], 1);
     assert_eq!(props["invoice_number"]["maxLength"], 32);
@@ -211,7 +217,7 @@ fn strict_removes_unsupported_keywords_and_restates_them_in_the_description() {
     assert_eq!(number["pattern"], plain["properties"]["invoice_number"]["pattern"]);
     assert_eq!(
         number["description"],
-        "Invoice number exactly as printed. Must be at least 1 character long. Must be at most 32 characters long."
+        "Invoice number exactly as printed. Null when the document does not state it; never invent a value. Must be at least 1 character long. Must be at most 32 characters long."
     );
     let quantity = &resolve(&strict, &strict["properties"]["line_items"]["items"])["properties"]["quantity"];
     assert!(quantity.get("minimum").is_none(), "{quantity}");

@@ -153,7 +153,7 @@ fn first_ref(schema: &Value) -> Option<String> {
 }
 
 fn admit_null(property: &mut Value) {
-    const NOTE: &str = "null when the document does not state it; never invent it.";
+    const NOTE: &str = "Null when the document does not state it; never invent a value.";
     let Some(map) = property.as_object_mut() else { return };
     match map.get_mut("type") {
         Some(Value::String(ty)) => {
@@ -176,7 +176,7 @@ fn admit_null(property: &mut Value) {
     }
     let description = match map.get("description").and_then(Value::as_str) {
         Some(text) => format!("{text} {NOTE}"),
-        None => format!("Give {NOTE}"),
+        None => NOTE.to_string(),
     };
     map.insert("description".into(), Value::String(description));
 }

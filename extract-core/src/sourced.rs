@@ -23,10 +23,13 @@ use crate::check::{Audit, Audited};
 /// assert_eq!(vendor.value, "ACME Corp");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(description = "A value and the exact span of the document it was read from.")]
 pub struct Sourced<T> {
     /// The value.
+    #[schemars(description = "The value, as the document states it.")]
     pub value: T,
     /// The exact span of the document the value was read from.
+    #[schemars(description = "The exact text of the document the value was read from, copied verbatim.")]
     pub quote: String,
 }
 
