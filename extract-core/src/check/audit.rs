@@ -31,6 +31,7 @@ impl<'d> Audit<'d> {
     }
 
     /// Runs `f` one key deeper.
+    #[inline]
     pub fn at_key(&mut self, key: &'static str, f: impl FnOnce(&mut Self)) {
         self.path.push(Segment::Key(Cow::Borrowed(key)));
         f(self);
@@ -38,6 +39,7 @@ impl<'d> Audit<'d> {
     }
 
     /// Runs `f` one index deeper.
+    #[inline]
     pub fn at_index(&mut self, index: usize, f: impl FnOnce(&mut Self)) {
         self.path.push(Segment::Index(index));
         f(self);

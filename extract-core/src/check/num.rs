@@ -97,6 +97,7 @@ macro_rules! integer {
     ($($t:ty),*) => {$(
         impl Number for $t {
             type Kind = kind::Integer;
+            #[inline]
             fn num(&self) -> Num { Num::Int(*self as i128) }
         }
     )*};
@@ -105,6 +106,7 @@ integer!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, usize);
 
 impl Number for u128 {
     type Kind = kind::Integer;
+    #[inline]
     fn num(&self) -> Num {
         // Above i128::MAX a u128 cannot be held exactly; saturate and let the
         // caller see the value in the message.
@@ -114,6 +116,7 @@ impl Number for u128 {
 
 impl Number for f64 {
     type Kind = kind::Float;
+    #[inline]
     fn num(&self) -> Num {
         Num::Float(*self)
     }
@@ -121,6 +124,7 @@ impl Number for f64 {
 
 impl Number for f32 {
     type Kind = kind::Float;
+    #[inline]
     fn num(&self) -> Num {
         Num::Float(f64::from(*self))
     }
@@ -129,6 +133,7 @@ impl Number for f32 {
 #[cfg(feature = "decimal")]
 impl Number for rust_decimal::Decimal {
     type Kind = kind::Decimal;
+    #[inline]
     fn num(&self) -> Num {
         Num::Dec(*self)
     }
@@ -136,6 +141,7 @@ impl Number for rust_decimal::Decimal {
 
 impl<T: Number + ?Sized> Number for &T {
     type Kind = T::Kind;
+    #[inline]
     fn num(&self) -> Num {
         (**self).num()
     }
@@ -143,6 +149,7 @@ impl<T: Number + ?Sized> Number for &T {
 
 impl<T: Number + ?Sized> Number for Box<T> {
     type Kind = T::Kind;
+    #[inline]
     fn num(&self) -> Num {
         (**self).num()
     }
@@ -154,6 +161,7 @@ pub struct IntLit(pub i128);
 
 impl Number for IntLit {
     type Kind = kind::IntegerLiteral;
+    #[inline]
     fn num(&self) -> Num {
         Num::Int(self.0)
     }
@@ -165,6 +173,7 @@ pub struct FloatLit(pub f64, pub &'static str);
 
 impl Number for FloatLit {
     type Kind = kind::FloatLiteral;
+    #[inline]
     fn num(&self) -> Num {
         Num::FloatLit(self.0, self.1)
     }
@@ -189,6 +198,7 @@ impl<K> Copy for Computed<K> {}
 
 impl<K> Number for Computed<K> {
     type Kind = K;
+    #[inline]
     fn num(&self) -> Num {
         self.0
     }
@@ -209,6 +219,7 @@ enum Pair {
 }
 
 impl Num {
+    #[inline]
     fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
@@ -219,6 +230,7 @@ impl Num {
     }
 
     #[cfg(feature = "decimal")]
+    #[inline]
     fn as_dec(self) -> Result<rust_decimal::Decimal, EvalError> {
         use std::str::FromStr;
         match self {
@@ -234,6 +246,7 @@ impl Num {
         }
     }
 
+    #[inline]
     fn pair(self, other: Num) -> Result<Pair, EvalError> {
         #[cfg(feature = "decimal")]
         if matches!(self, Num::Dec(_)) || matches!(other, Num::Dec(_)) {
@@ -246,6 +259,7 @@ impl Num {
     }
 
     /// `self + other`, `None` on overflow.
+    #[inline]
     pub fn arith(self, op: ArithOp, other: Num) -> Result<Num, EvalError> {
         Ok(match self.pair(other)? {
             Pair::Int(a, b) => Num::Int(
@@ -288,6 +302,7 @@ impl Num {
     }
 
     /// `|self|`.
+    #[inline]
     pub fn abs(self) -> Result<Num, EvalError> {
         Ok(match self {
             Num::Int(i) => Num::Int(i.checked_abs().ok_or(EvalError::Overflow)?),
@@ -298,6 +313,7 @@ impl Num {
     }
 
     /// `-self`.
+    #[inline]
     pub fn negate(self) -> Result<Num, EvalError> {
         Ok(match self {
             Num::Int(i) => Num::Int(i.checked_neg().ok_or(EvalError::Overflow)?),
@@ -310,6 +326,7 @@ impl Num {
 
     /// Compares two numbers; `==` within `tolerance` when given (and, for
     /// floats, within a relative 1e-9 when not).
+    #[inline]
     pub fn compare(self, other: Num, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError> {
         Ok(match self.pair(other)? {
             Pair::Int(a, b) => match tolerance {

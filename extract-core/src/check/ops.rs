@@ -61,6 +61,7 @@ where
 macro_rules! compare_ord {
     ($($l:ty => $r:ty),* $(,)?) => {$(
         impl Compare<$r> for $l {
+            #[inline]
             fn compare(&self, other: &$r, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
                 Ok(Some(<str as Ord>::cmp(self.as_ref(), other.as_ref())))
             }

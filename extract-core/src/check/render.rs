@@ -82,6 +82,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder that records nothing.
+    #[inline]
     pub fn off() -> Recorder {
         Recorder::default()
     }
@@ -92,11 +93,13 @@ impl Recorder {
     }
 
     /// Whether values are being recorded.
+    #[inline]
     pub fn is_on(&self) -> bool {
         self.on
     }
 
     /// Records operand `index` of the check.
+    #[inline]
     pub fn atom(&mut self, index: usize, value: impl FnOnce() -> Shown) {
         if self.on {
             self.atoms.push((index, value().0));
@@ -104,6 +107,7 @@ impl Recorder {
     }
 
     /// Records the two sides of the top-level comparison.
+    #[inline]
     pub fn sides(&mut self, lhs: impl FnOnce() -> Shown, rhs: impl FnOnce() -> Shown) {
         if self.on {
             self.lhs = Some(lhs().0);
