@@ -32,9 +32,12 @@ pub fn derive_extractable(input: TokenStream) -> TokenStream {
         _ => proc_macro2::TokenStream::new(),
     };
     match errors.into_compile_errors() {
-        // A generic type gets no fallback impl: it could not name the type's
-        // parameters without adding errors of its own.
-        Some(errors) if !input.generics.params.is_empty() => errors.into(),
+        // A generic type or a union gets no fallback impl: it could not name
+        // the type's parameters, or would demand `Deserialize` and
+        // `JsonSchema` a union cannot have, and so add errors of its own.
+        Some(errors) if !input.generics.params.is_empty() || matches!(input.data, syn::Data::Union(_)) => {
+            errors.into()
+        }
         Some(errors) => emit::fallback(&input.ident, errors).into(),
         None => output.into(),
     }
