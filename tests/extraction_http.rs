@@ -214,7 +214,7 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
     assert!(texts[0].ends_with(&failed_output), "the failed output, verbatim: {}", texts[0]);
     assert_eq!(
         texts[1],
-        "What was wrong with that answer:\n- line_items: check failed: sum(line_items.amount) == total \
+        "VALIDATION ERRORS (what was wrong with that answer):\n- line_items: check failed: sum(line_items.amount) == total \
          (tolerance 0.01): sum(line_items.amount) = 450.00, total = 500.00",
         "the exact error"
     );

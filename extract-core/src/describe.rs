@@ -56,9 +56,19 @@ impl TypeInfo {
         found
     }
 
-    /// Whether an absent value at `path` can be fixed by a retry (the field's
-    /// tag; `true` for anything the derive does not know).
+    /// Whether an absent value at `path` can be fixed by a retry: the tag of
+    /// the deepest field the path reaches that the derive describes, so a
+    /// value missing inside a tagged `Sourced` (or other undescribed) field
+    /// takes that field's tag; `true` for anything else.
     pub fn recoverable_at(&'static self, path: &FieldPath) -> bool {
-        self.field_at(path).is_none_or(|f| f.recoverable)
+        let mut ty: Option<&'static TypeInfo> = Some(self);
+        let mut deepest: Option<&'static FieldInfo> = None;
+        for segment in path.segments() {
+            let Segment::Key(key) = segment else { continue };
+            let Some(field) = ty.and_then(|t| t.field(key)) else { break };
+            deepest = Some(field);
+            ty = (field.nested)();
+        }
+        deepest.is_none_or(|f| f.recoverable)
     }
 }

@@ -35,7 +35,7 @@ pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
 pub use policy::{Next, Run};
 pub use prompt::{Block, BlockKind, Correction, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};
-pub use sourced::{QuotedValue, Sourced};
+pub use sourced::Sourced;
 pub use stats::{Dominant, Stats};
 pub use tool::{StrictError, Tool};
 pub use usage::Usage;
@@ -50,6 +50,7 @@ pub mod __private {
     pub use crate::{FieldInfo, TypeInfo};
     pub use schemars;
     pub use serde;
+    pub use std::cell::Cell;
     pub use std::marker::PhantomData;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};

@@ -1,5 +1,7 @@
 //! Provenance: [`Sourced<T>`], a value with the quote of the document it was read from.
 
+use std::any::Any;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -7,6 +9,10 @@ use crate::TypeInfo;
 use crate::check::{Audit, Audited};
 
 /// A value together with the span of the document the model read it from.
+///
+/// Meant for leaf values: text, numbers, dates, enums. The `#[check]`s of a
+/// derived struct inside a `Sourced` are not run; give such a struct's fields
+/// their own `Sourced` values instead.
 ///
 /// The semantic layer checks that `quote` occurs in the document (whitespace
 /// normalised: every run of whitespace counts as one space) and, for text
@@ -33,42 +39,23 @@ pub struct Sourced<T> {
     pub quote: String,
 }
 
-/// A value whose text can be looked for in its quote.
-pub trait QuotedValue {
-    /// The text to find in the quote, for text values; `None` for others.
-    fn quoted_text(&self) -> Option<&str>;
-}
-
-impl QuotedValue for String {
-    fn quoted_text(&self) -> Option<&str> {
-        Some(self)
-    }
-}
-
-impl<T: QuotedValue> QuotedValue for Option<T> {
-    fn quoted_text(&self) -> Option<&str> {
-        self.as_ref().and_then(QuotedValue::quoted_text)
-    }
-}
-
-macro_rules! not_text {
-    ($($t:ty),*) => {$(
-        impl QuotedValue for $t {
-            fn quoted_text(&self) -> Option<&str> { None }
-        }
-    )*};
-}
-not_text!(bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
-#[cfg(feature = "decimal")]
-not_text!(rust_decimal::Decimal);
-#[cfg(feature = "chrono")]
-not_text!(chrono::NaiveDate, chrono::NaiveDateTime, chrono::NaiveTime);
-
-impl<T: QuotedValue> Audited for Sourced<T> {
+impl<T: 'static> Audited for Sourced<T> {
     fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        audit.check_quote(&self.quote, self.value.quoted_text(), recoverable);
+        audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
     }
     fn type_info() -> Option<&'static TypeInfo> {
         None
+    }
+}
+
+/// The text to find in the quote, for text values (`String`, `Option<String>`,
+/// `Box<str>`); `None` for any other value, whose quote alone is checked.
+fn quoted_text(value: &dyn Any) -> Option<&str> {
+    if let Some(text) = value.downcast_ref::<String>() {
+        Some(text)
+    } else if let Some(text) = value.downcast_ref::<Option<String>>() {
+        text.as_deref()
+    } else {
+        value.downcast_ref::<Box<str>>().map(|text| &**text)
     }
 }

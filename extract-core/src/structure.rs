@@ -92,6 +92,11 @@ impl StructureValidator {
     /// non-recoverable `invalid_schema` violation, and
     /// [`compile_error`](StructureValidator::compile_error) says why.
     pub fn new(schema: &Value) -> StructureValidator {
+        // serde turns 1e300 into an infinite `f32` without a word; the
+        // validator's copy of the schema bounds every `f32` to its range.
+        let mut schema = schema.clone();
+        bound_f32(&mut schema);
+        let schema = &schema;
         let compiled = jsonschema::options().should_validate_formats(true).build(schema).map_err(|error| {
             format!("the type's JSON Schema does not compile: {}", short(&error.to_string()))
         });
@@ -799,6 +804,23 @@ fn needs_schema_pass(schema: &Value, depth: usize) -> bool {
         return true;
     }
     subschemas(schema).any(|sub| needs_schema_pass(sub, depth + 1))
+}
+
+/// Adds `f32`'s range to every `format: "float"` number schema that has no
+/// bounds of its own.
+fn bound_f32(schema: &mut Value) {
+    match schema {
+        Value::Object(node) => {
+            if node.get("format").and_then(Value::as_str) == Some("float") {
+                let max = f64::from(f32::MAX);
+                node.entry("minimum").or_insert(Value::from(-max));
+                node.entry("maximum").or_insert(Value::from(max));
+            }
+            node.values_mut().for_each(bound_f32);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_f32),
+        _ => {}
+    }
 }
 
 /// The range serde enforces for a schemars integer `format`: `(min, max)`.

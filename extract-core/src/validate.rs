@@ -55,13 +55,19 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
         },
         Err(_) => {
             let mut violations = cache.structure.violations(output, info);
-            if violations.is_empty() {
-                // Serde rejected what the schema accepts (e.g. 300 for a `u8`):
-                // the output still gets a violation, with serde's path.
-                let error = serde_path_to_error::deserialize::<_, T>(output)
-                    .err()
-                    .expect("deserialization failed a moment ago and is deterministic");
-                violations.push(serde_violation(output, error, info));
+            // What only serde rejects (300 for a `u8`, an `i64` out of range)
+            // joins the schema's findings, so every error comes in one round;
+            // and when the schema found nothing, it is the one violation.
+            let error = serde_path_to_error::deserialize::<_, T>(output)
+                .err()
+                .expect("deserialization failed a moment ago and is deterministic");
+            let from_serde = serde_violation(output, error, info);
+            let overlaps = |v: &Violation| {
+                let (a, b) = (v.path.segments(), from_serde.path.segments());
+                a.starts_with(b) || b.starts_with(a)
+            };
+            if !violations.iter().any(overlaps) {
+                violations.push(from_serde);
             }
             Err(Violations::new(violations).expect("not empty"))
         }

@@ -338,7 +338,7 @@ async fn request_headers_and_body_field_by_field() {
         json!({
             "type": "document",
             "source": {"type": "text", "media_type": "text/plain", "data": document},
-            "title": "Source document",
+            "title": "DOCUMENT (the source document)",
             "cache_control": {"type": "ephemeral"}
         })
     );
@@ -403,12 +403,15 @@ async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix()
     assert_eq!(content.len(), 4, "{content:#?}");
     let texts: Vec<&str> = content[1..].iter().map(|b| b["text"].as_str().unwrap()).collect();
     assert!(content[1..].iter().all(|b| b["type"] == "text" && b.get("cache_control").is_none()));
-    assert_eq!(texts[0], "Your previous answer (the input you gave the tool), verbatim:\n{\"total\":450.0}");
+    assert_eq!(
+        texts[0],
+        "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):\n{\"total\":450.0}"
+    );
     assert_eq!(
         texts[1],
-        "What was wrong with that answer:\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00"
+        "VALIDATION ERRORS (what was wrong with that answer):\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00"
     );
-    assert_eq!(texts[2], "Instruction:\nFix only the fields above and keep everything else.");
+    assert_eq!(texts[2], "INSTRUCTION:\nFix only the fields above and keep everything else.");
     assert_eq!(two["messages"].as_array().unwrap().len(), 1);
     assert_no_sampling_parameters(two);
 }

@@ -29,18 +29,22 @@ pub(crate) enum ToolChoice {
     AutoStrict,
 }
 
+// The labels start with the names the system and correction instructions use
+// for the blocks (`BlockKind::label`: "under DOCUMENT", "under PREVIOUS
+// OUTPUT", ...), so the text the model reads refers to what it sees.
+
 /// The title of the document block, so the model can tell source from the rest.
-pub(crate) const DOCUMENT_TITLE: &str = "Source document";
+pub(crate) const DOCUMENT_TITLE: &str = "DOCUMENT (the source document)";
 
 /// The label of the block that carries the previous attempt's output.
 pub(crate) const PREVIOUS_OUTPUT_LABEL: &str =
-    "Your previous answer (the input you gave the tool), verbatim:";
+    "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):";
 
 /// The label of the block that carries the previous attempt's violations.
-pub(crate) const VIOLATIONS_LABEL: &str = "What was wrong with that answer:";
+pub(crate) const VIOLATIONS_LABEL: &str = "VALIDATION ERRORS (what was wrong with that answer):";
 
 /// The label of the block that carries the correction instruction.
-pub(crate) const INSTRUCTION_LABEL: &str = "Instruction:";
+pub(crate) const INSTRUCTION_LABEL: &str = "INSTRUCTION:";
 
 fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
@@ -207,5 +211,19 @@ mod tests {
         assert_eq!(content[2]["text"], format!("{VIOLATIONS_LABEL}\na: too small"));
         assert_eq!(content[3]["text"], format!("{INSTRUCTION_LABEL}\nFix only a."));
         assert!(content[1..].iter().all(|b| b.get("cache_control").is_none()));
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::*;
+    use crate::BlockKind;
+
+    #[test]
+    fn api_labels_start_with_the_names_the_instructions_use() {
+        assert!(DOCUMENT_TITLE.starts_with(BlockKind::Document.label()));
+        assert!(PREVIOUS_OUTPUT_LABEL.starts_with(BlockKind::PreviousOutput.label()));
+        assert!(VIOLATIONS_LABEL.starts_with(BlockKind::Violations.label()));
+        assert!(INSTRUCTION_LABEL.starts_with(BlockKind::Instruction.label()));
     }
 }

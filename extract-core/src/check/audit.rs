@@ -38,6 +38,13 @@ impl<'d> Audit<'d> {
         self.path.pop();
     }
 
+    /// Runs `f` one map key deeper.
+    pub fn at_owned_key(&mut self, key: String, f: impl FnOnce(&mut Self)) {
+        self.path.push(Segment::Key(Cow::Owned(key)));
+        f(self);
+        self.path.pop();
+    }
+
     /// Runs `f` one index deeper.
     #[inline]
     pub fn at_index(&mut self, index: usize, f: impl FnOnce(&mut Self)) {
@@ -218,15 +225,45 @@ impl<T: Audited> Audited for Box<T> {
     }
 }
 
-impl<T: Audited> Audited for Vec<T> {
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        for (i, x) in self.iter().enumerate() {
-            audit.at_index(i, |audit| x.audit(audit, recoverable));
+macro_rules! audit_sequence {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Audited for $ty {
+            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                for (i, x) in self.iter().enumerate() {
+                    audit.at_index(i, |audit| x.audit(audit, recoverable));
+                }
+            }
+            fn type_info() -> Option<&'static TypeInfo> {
+                T::type_info()
+            }
         }
-    }
-    fn type_info() -> Option<&'static TypeInfo> {
-        T::type_info()
-    }
+    )*};
+}
+
+audit_sequence! {
+    [T: Audited] Vec<T>;
+    [T: Audited] std::collections::VecDeque<T>;
+    [T: Audited, const N: usize] [T; N];
+}
+
+macro_rules! audit_map {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Audited for $ty {
+            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                for (key, x) in self {
+                    audit.at_owned_key(key.to_string(), |audit| x.audit(audit, recoverable));
+                }
+            }
+            fn type_info() -> Option<&'static TypeInfo> {
+                T::type_info()
+            }
+        }
+    )*};
+}
+
+audit_map! {
+    [K: std::fmt::Display, T: Audited] std::collections::BTreeMap<K, T>;
+    [K: std::fmt::Display, T: Audited, S] std::collections::HashMap<K, T, S>;
 }
 
 /// The probe the walk descends fields with: `(&&AuditProbe(&field)).audit_field(...)`

@@ -15,7 +15,9 @@ mod path;
 mod render;
 
 pub use audit::{Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, NestedNone, NestedProbe, NestedSome};
-pub use num::{ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, kind};
+pub use num::{
+    ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
+};
 pub use ops::*;
 pub use path::*;
 pub use render::{

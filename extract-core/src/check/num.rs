@@ -262,12 +262,17 @@ impl Num {
     #[inline]
     pub fn arith(self, op: ArithOp, other: Num) -> Result<Num, EvalError> {
         Ok(match self.pair(other)? {
+            // Integer division is exact: a quotient that is not whole is a float,
+            // so `total / count == 2.5` means what it says.
+            Pair::Int(_, 0) if op == ArithOp::Div => return Err(EvalError::DivisionByZero),
+            Pair::Int(a, b) if op == ArithOp::Div && a.checked_rem(b).is_some_and(|r| r != 0) => {
+                Num::Float(a as f64 / b as f64)
+            }
             Pair::Int(a, b) => Num::Int(
                 match op {
                     ArithOp::Add => a.checked_add(b),
                     ArithOp::Sub => a.checked_sub(b),
                     ArithOp::Mul => a.checked_mul(b),
-                    ArithOp::Div if b == 0 => return Err(EvalError::DivisionByZero),
                     ArithOp::Div => a.checked_div(b),
                 }
                 .ok_or(EvalError::Overflow)?,
@@ -324,25 +329,31 @@ impl Num {
         })
     }
 
-    /// Compares two numbers; `==` within `tolerance` when given (and, for
-    /// floats, within a relative 1e-9 when not).
+    /// Compares two numbers, `Equal` within `tolerance`.
     #[inline]
-    pub fn compare(self, other: Num, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+    pub fn compare(self, other: Num, tolerance: Tolerance) -> Result<Option<Ordering>, EvalError> {
         Ok(match self.pair(other)? {
             Pair::Int(a, b) => match tolerance {
-                Some(t) if (a.abs_diff(b) as f64) <= t.as_f64() => Some(Ordering::Equal),
+                Tolerance::Given(t) if (a.abs_diff(b) as f64) <= t.as_f64() => Some(Ordering::Equal),
                 _ => Some(a.cmp(&b)),
             },
             Pair::Float(a, b) => {
                 let tol = match tolerance {
-                    Some(t) => t.as_f64(),
-                    None => DEFAULT_RELATIVE_TOLERANCE * 1f64.max(a.abs()).max(b.abs()),
+                    Tolerance::Exact => 0.0,
+                    Tolerance::Default => DEFAULT_RELATIVE_TOLERANCE * 1f64.max(a.abs()).max(b.abs()),
+                    Tolerance::Given(t) => t.as_f64(),
                 };
                 if (a - b).abs() <= tol { Some(Ordering::Equal) } else { a.partial_cmp(&b) }
             }
             #[cfg(feature = "decimal")]
             Pair::Dec(a, b) => match tolerance {
-                Some(t) if (a - b).abs() <= t.as_dec()? => Some(Ordering::Equal),
+                Tolerance::Given(t) => {
+                    // A difference beyond `Decimal`'s range is certainly beyond the tolerance.
+                    match a.checked_sub(b) {
+                        Some(diff) if diff.abs() <= t.as_dec()? => Some(Ordering::Equal),
+                        _ => Some(a.cmp(&b)),
+                    }
+                }
                 _ => Some(a.cmp(&b)),
             },
         })
@@ -361,6 +372,18 @@ impl Num {
             Num::Dec(d) => UniqueKey::Dec(d.normalize()),
         }
     }
+}
+
+/// How close two numbers must be for `==` and `!=` to count them equal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    /// Exactly equal: orderings (`<`, `<=`, ...), `min` and `max`.
+    Exact,
+    /// `==`/`!=` without a `tolerance` option: floats within
+    /// [`DEFAULT_RELATIVE_TOLERANCE`], integers and `Decimal`s exactly.
+    Default,
+    /// The check's `tolerance` option.
+    Given(Num),
 }
 
 /// How close two floats must be to count as equal when the check names no

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 
 use super::EvalError;
-use super::num::{ArithOp, Computed, Meet, Num, Number, UniqueKey};
+use super::num::{ArithOp, Computed, Meet, Num, Number, Tolerance, UniqueKey};
 
 /// An operand value: a reference to a field, or a computed value.
 pub trait Val {
@@ -46,14 +46,14 @@ impl<K> Val for Computed<K> {
 )]
 pub trait Compare<R: ?Sized> {
     /// The order of `self` and `other` (`Equal` within `tolerance`).
-    fn compare(&self, other: &R, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError>;
+    fn compare(&self, other: &R, tolerance: Tolerance) -> Result<Option<Ordering>, EvalError>;
 }
 
 impl<L: Number + ?Sized, R: Number + ?Sized> Compare<R> for L
 where
     L::Kind: Meet<R::Kind>,
 {
-    fn compare(&self, other: &R, tolerance: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+    fn compare(&self, other: &R, tolerance: Tolerance) -> Result<Option<Ordering>, EvalError> {
         self.num().compare(other.num(), tolerance)
     }
 }
@@ -62,7 +62,7 @@ macro_rules! compare_ord {
     ($($l:ty => $r:ty),* $(,)?) => {$(
         impl Compare<$r> for $l {
             #[inline]
-            fn compare(&self, other: &$r, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+            fn compare(&self, other: &$r, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
                 Ok(Some(<str as Ord>::cmp(self.as_ref(), other.as_ref())))
             }
         }
@@ -71,7 +71,7 @@ macro_rules! compare_ord {
 compare_ord!(String => String, String => str, str => String, str => str);
 
 impl Compare<bool> for bool {
-    fn compare(&self, other: &bool, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+    fn compare(&self, other: &bool, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
         Ok(Some(self.cmp(other)))
     }
 }
@@ -80,7 +80,7 @@ impl Compare<bool> for bool {
 macro_rules! compare_dates {
     ($($t:ty),*) => {$(
         impl Compare<$t> for $t {
-            fn compare(&self, other: &$t, _: Option<Num>) -> Result<Option<Ordering>, EvalError> {
+            fn compare(&self, other: &$t, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
                 Ok(self.partial_cmp(other))
             }
         }
@@ -123,6 +123,12 @@ where
     A::T: Compare<B::T>,
 {
     let (Some(l), Some(r)) = (l, r) else { return Ok(None) };
+    // Tolerance is for equality only; orderings compare exactly.
+    let tolerance = match (op, tolerance) {
+        (CmpOp::Eq | CmpOp::Ne, Some(given)) => Tolerance::Given(given),
+        (CmpOp::Eq | CmpOp::Ne, None) => Tolerance::Default,
+        _ => Tolerance::Exact,
+    };
     let Some(order) = l.val().compare(r.val(), tolerance)? else { return Ok(None) };
     Ok(Some(match op {
         CmpOp::Eq => order == Ordering::Equal,
@@ -342,7 +348,7 @@ impl<K> MinMax<K> {
         if let Ok(best) = &mut self.best {
             match best {
                 None => *best = Some(x),
-                Some(b) => match x.compare(*b, Some(Num::Int(0))) {
+                Some(b) => match x.compare(*b, Tolerance::Exact) {
                     Ok(Some(order)) if order == self.want => *best = Some(x),
                     Ok(_) => {}
                     Err(e) => self.best = Err(e),
@@ -476,10 +482,22 @@ impl Length for str {
     }
 }
 
-impl<T> Length for Vec<T> {
-    fn length(&self) -> usize {
-        self.len()
-    }
+macro_rules! length_of_collection {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Length for $ty {
+            fn length(&self) -> usize {
+                self.len()
+            }
+        }
+    )*};
+}
+
+length_of_collection! {
+    [T] Vec<T>;
+    [T] std::collections::VecDeque<T>;
+    [T, const N: usize] [T; N];
+    [K, T] std::collections::BTreeMap<K, T>;
+    [K, T, S] std::collections::HashMap<K, T, S>;
 }
 
 impl<T> Length for [T] {

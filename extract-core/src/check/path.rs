@@ -14,9 +14,17 @@ pub struct One;
 pub struct Many;
 
 /// How many values a path names so far; combined hop by hop with [`Or`].
-pub trait Card: Copy + Default {}
-impl Card for One {}
-impl Card for Many {}
+pub trait Card: Copy + Default {
+    /// Whether the path so far names one value (so an absent `Option` on it
+    /// makes the whole aggregate absent, not just one element).
+    const ONE: bool;
+}
+impl Card for One {
+    const ONE: bool = true;
+}
+impl Card for Many {
+    const ONE: bool = false;
+}
 
 /// The card of a path after one more hop.
 pub trait Or<B> {
@@ -69,6 +77,10 @@ pub trait Hop {
     fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F);
     /// The struct this value holds, if any (for single-valued steps).
     fn get(&self) -> Option<&Self::Target>;
+    /// Whether this value is an absent `Option` (through `Box`es).
+    fn is_absent(&self) -> bool {
+        false
+    }
 }
 
 impl<T: Hop> Hop for Option<T> {
@@ -82,6 +94,9 @@ impl<T: Hop> Hop for Option<T> {
     fn get(&self) -> Option<&T::Target> {
         self.as_ref()?.get()
     }
+    fn is_absent(&self) -> bool {
+        self.as_ref().is_none_or(Hop::is_absent)
+    }
 }
 
 impl<T: Hop> Hop for Box<T> {
@@ -93,19 +108,78 @@ impl<T: Hop> Hop for Box<T> {
     fn get(&self) -> Option<&T::Target> {
         (**self).get()
     }
+    fn is_absent(&self) -> bool {
+        (**self).is_absent()
+    }
 }
 
-impl<T: Hop> Hop for Vec<T> {
-    type Target = T::Target;
-    type Card = Many;
-    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-        for x in self {
-            x.visit(f)
+/// A collection a check path can pass through: its elements, in order (a
+/// map's values, in its iteration order).
+pub trait Collection {
+    /// The element type.
+    type Item;
+    /// The elements.
+    fn items(&self) -> impl Iterator<Item = &Self::Item>;
+}
+
+impl<T> Collection for Vec<T> {
+    type Item = T;
+    fn items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T> Collection for std::collections::VecDeque<T> {
+    type Item = T;
+    fn items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<T, const N: usize> Collection for [T; N] {
+    type Item = T;
+    fn items(&self) -> impl Iterator<Item = &T> {
+        self.iter()
+    }
+}
+
+impl<K, T> Collection for std::collections::BTreeMap<K, T> {
+    type Item = T;
+    fn items(&self) -> impl Iterator<Item = &T> {
+        self.values()
+    }
+}
+
+impl<K, T, S> Collection for std::collections::HashMap<K, T, S> {
+    type Item = T;
+    fn items(&self) -> impl Iterator<Item = &T> {
+        self.values()
+    }
+}
+
+macro_rules! hop_through_collection {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Hop for $ty {
+            type Target = T::Target;
+            type Card = Many;
+            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+                for x in self.items() {
+                    x.visit(f)
+                }
+            }
+            fn get(&self) -> Option<&T::Target> {
+                None
+            }
         }
-    }
-    fn get(&self) -> Option<&T::Target> {
-        None
-    }
+    )*};
+}
+
+hop_through_collection! {
+    [T: Hop] Vec<T>;
+    [T: Hop] std::collections::VecDeque<T>;
+    [T: Hop, const N: usize] [T; N];
+    [K, T: Hop] std::collections::BTreeMap<K, T>;
+    [K, T: Hop, S] std::collections::HashMap<K, T, S>;
 }
 
 impl<T> Hop for Sourced<T> {
@@ -157,15 +231,20 @@ pub trait StepHopEach<'a, C> {
     type Target: 'a;
     /// The card of the path after this step.
     type Out: Card;
-    /// `f` on every struct inside.
-    fn each<F: FnMut(&'a Self::Target, Self::Out)>(&self, card: C, f: F);
+    /// `f` on every struct inside; `true` when the value is an absent
+    /// `Option` where the path names one value, which makes the aggregate absent.
+    fn each<F: FnMut(&'a Self::Target, Self::Out)>(&self, card: C, f: F) -> bool;
 }
 
 impl<'a, T: Hop, C: Card + Or<T::Card>> StepHopEach<'a, C> for &Step<'a, T> {
     type Target = T::Target;
     type Out = <C as Or<T::Card>>::Out;
-    fn each<F: FnMut(&'a T::Target, Self::Out)>(&self, _card: C, mut f: F) {
+    fn each<F: FnMut(&'a T::Target, Self::Out)>(&self, _card: C, mut f: F) -> bool {
+        if C::ONE && self.0.is_absent() {
+            return true;
+        }
         self.0.visit(&mut |x| f(x, Default::default()));
+        false
     }
 }
 
@@ -177,7 +256,7 @@ pub trait StepAny<'a> {
     /// The value itself.
     fn single(&self) -> Option<&'a Self::Target>;
     /// `f` on the value itself.
-    fn each<C: Card, F: FnMut(&'a Self::Target, C)>(&self, card: C, f: F);
+    fn each<C: Card, F: FnMut(&'a Self::Target, C)>(&self, card: C, f: F) -> bool;
 }
 
 impl<'a, T> StepAny<'a> for Step<'a, T> {
@@ -185,8 +264,9 @@ impl<'a, T> StepAny<'a> for Step<'a, T> {
     fn single(&self) -> Option<&'a T> {
         Some(self.0)
     }
-    fn each<C: Card, F: FnMut(&'a T, C)>(&self, card: C, mut f: F) {
-        f(self.0, card)
+    fn each<C: Card, F: FnMut(&'a T, C)>(&self, card: C, mut f: F) -> bool {
+        f(self.0, card);
+        false
     }
 }
 
@@ -232,20 +312,69 @@ impl<'a, X> LeafPlain<'a> for Leaf<'a, X> {
 /// The last value of an aggregate's path, with the path's card so far.
 pub struct LeafEach<'a, T, C>(pub &'a T, pub C);
 
-/// A collection at the end of an aggregate's path: each element.
-pub trait LeafEachVec<'a> {
+/// A collection of `Option`s at the end of an aggregate's path: each present element.
+pub trait LeafEachManyOptions<'a> {
+    /// The element type.
+    type Item: 'a;
+    /// Calls `f` on each present element.
+    fn each<F: FnMut(&'a Self::Item, Many)>(&self, f: F) -> bool;
+}
+
+impl<'a, X: 'a, Coll: Collection<Item = Option<X>>, C> LeafEachManyOptions<'a> for &&&&LeafEach<'a, Coll, C> {
+    type Item = X;
+    fn each<F: FnMut(&'a X, Many)>(&self, mut f: F) -> bool {
+        for x in self.0.items().flatten() {
+            f(x, Many)
+        }
+        false
+    }
+}
+
+/// An optional collection at the end of an aggregate's path: each element, or
+/// nothing (absent, where the path names one value) when it is `None`.
+pub trait LeafEachOptionalMany<'a> {
     /// The element type.
     type Item: 'a;
     /// Calls `f` on each element.
-    fn each<F: FnMut(&'a Self::Item, Many)>(&self, f: F);
+    fn each<F: FnMut(&'a Self::Item, Many)>(&self, f: F) -> bool;
 }
 
-impl<'a, X, C> LeafEachVec<'a> for &&LeafEach<'a, Vec<X>, C> {
-    type Item = X;
-    fn each<F: FnMut(&'a X, Many)>(&self, mut f: F) {
-        for x in self.0 {
+impl<'a, Coll: Collection + 'a, C: Card> LeafEachOptionalMany<'a> for &&&LeafEach<'a, Option<Coll>, C>
+where
+    Coll::Item: 'a,
+{
+    type Item = Coll::Item;
+    fn each<F: FnMut(&'a Coll::Item, Many)>(&self, mut f: F) -> bool {
+        match self.0 {
+            None => C::ONE,
+            Some(coll) => {
+                for x in coll.items() {
+                    f(x, Many)
+                }
+                false
+            }
+        }
+    }
+}
+
+/// A collection at the end of an aggregate's path: each element.
+pub trait LeafEachMany<'a> {
+    /// The element type.
+    type Item: 'a;
+    /// Calls `f` on each element.
+    fn each<F: FnMut(&'a Self::Item, Many)>(&self, f: F) -> bool;
+}
+
+impl<'a, Coll: Collection, C> LeafEachMany<'a> for &&LeafEach<'a, Coll, C>
+where
+    Coll::Item: 'a,
+{
+    type Item = Coll::Item;
+    fn each<F: FnMut(&'a Coll::Item, Many)>(&self, mut f: F) -> bool {
+        for x in self.0.items() {
             f(x, Many)
         }
+        false
     }
 }
 
@@ -256,15 +385,19 @@ pub trait LeafEachOption<'a> {
     /// The path's card.
     type Card;
     /// Calls `f` on the value if present.
-    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F);
+    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F) -> bool;
 }
 
 impl<'a, X, C: Card> LeafEachOption<'a> for &LeafEach<'a, Option<X>, C> {
     type Item = X;
     type Card = C;
-    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) {
-        if let Some(x) = self.0 {
-            f(x, self.1)
+    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) -> bool {
+        match self.0 {
+            Some(x) => {
+                f(x, self.1);
+                false
+            }
+            None => C::ONE,
         }
     }
 }
@@ -276,13 +409,14 @@ pub trait LeafEachPlain<'a> {
     /// The path's card.
     type Card;
     /// Calls `f` on the value.
-    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F);
+    fn each<F: FnMut(&'a Self::Item, Self::Card)>(&self, f: F) -> bool;
 }
 
 impl<'a, X, C: Card> LeafEachPlain<'a> for LeafEach<'a, X, C> {
     type Item = X;
     type Card = C;
-    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) {
-        f(self.0, self.1)
+    fn each<F: FnMut(&'a X, C)>(&self, mut f: F) -> bool {
+        f(self.0, self.1);
+        false
     }
 }

@@ -101,7 +101,8 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident, errors: &mut Errors) ->
                         __rec: &mut #p::Recorder,
                     ) -> #p::Result<#p::Option<bool>, #p::EvalError> {
                         use #p::{
-                            LeafEachOption as _, LeafEachPlain as _, LeafEachVec as _, LeafOption as _,
+                            LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
+                            LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _,
                             LeafPlain as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _,
                             ShowText as _, StepAny as _, StepHop as _, StepHopEach as _,
                         };
@@ -274,8 +275,9 @@ impl Lowering<'_> {
                         let visit = aggregate_path(path, span);
                         quote! {{
                             let mut __acc = #acc;
+                            let __absent = #p::Cell::new(false);
                             #visit
-                            __acc.finish()?
+                            if __absent.get() { #p::None } else { __acc.finish()? }
                         }}
                     }
                 };
@@ -381,7 +383,8 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// Visits every value of an aggregate's path, adding each to `__acc`.
+/// Visits every value of an aggregate's path, adding each to `__acc`; an
+/// absent `Option` where the path names one value sets `__absent`.
 fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     let p = private();
     let hops = &path.hops;
@@ -389,11 +392,16 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     let base = if hops.len() == 1 { quote!(__this) } else { quote!(__h) };
     let require = quote_spanned!(func_span=> #p::require_many(__c));
     let mut body = quote_spanned!(last.span()=>
-        (&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); });
+        if (&&&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); }) {
+            __absent.set(true);
+        }
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { "__this" } else { "__h" };
-        body = step(base, hop, |value| quote_spanned!(hop.span()=> #value.each(__c, |__h, __c| { #body });));
+        body = step(base, hop, |value| {
+            let each = respan(quote!(#value.each), hop.span());
+            quote!(if #each(__c, |__h, __c| { #body }) { __absent.set(true); })
+        });
     }
     quote! {{
         let __c = #p::One;
@@ -407,10 +415,12 @@ fn collect_atoms<'a>(node: &'a Node, inside_call: bool, out: &mut Vec<&'a Node>)
         Node::Path(_) if !inside_call => out.push(node),
         Node::Path(_) => {}
         Node::Call { func, arg, .. } => {
-            out.push(node);
+            // Numbered in the order `lower` records them: an `abs` argument's
+            // operands first, then the call itself.
             if *func == Func::Abs {
                 collect_atoms(arg, false, out);
             }
+            out.push(node);
         }
         Node::Binary { lhs, rhs, .. } => {
             collect_atoms(lhs, inside_call, out);

@@ -212,7 +212,8 @@ fn parse_placeholders(
             errors.spanned(message, "unclosed `{` in `message`");
             break;
         };
-        let name = after[..end].trim().to_string();
+        // Not trimmed: the message substitutes `{name}` exactly as written.
+        let name = after[..end].to_string();
         rest = &after[end + 1..];
         if out.iter().any(|p: &Placeholder| p.name == name) {
             continue;
