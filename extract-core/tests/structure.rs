@@ -189,7 +189,10 @@ fn missing_required_field_takes_its_tag() {
     }));
     assert_eq!(v.code, "missing_field");
     assert_eq!(v.path, "invoice_number");
-    assert_eq!(v.message, "required field is missing");
+    assert_eq!(
+        v.message,
+        "required field is missing: the document does not state it, so the extraction escalates instead of retrying"
+    );
     assert!(!v.recoverable, "invoice_number is tagged recoverable = false");
 
     let v = only(&with(|v| {

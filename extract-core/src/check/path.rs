@@ -66,7 +66,7 @@ impl IsMany for Many {}
 #[diagnostic::on_unimplemented(
     message = "a check path cannot pass through `{Self}`: it does not derive `Extractable`",
     label = "this step needs a type that derives `Extractable`",
-    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box` or `Vec` of one)"
+    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Vec`, `VecDeque`, array or map of one)"
 )]
 pub trait Hop {
     /// The struct whose fields the next step names.
