@@ -125,7 +125,16 @@ fn unique_count_and_the_options() {
     let v = violations::<Rows>(bad);
     assert_eq!(v.len(), 3, "{v}");
     assert_eq!(v[0].code, "check_failed");
+    assert_eq!(
+        v[0].message,
+        "check failed: unique(rows.sku): unique(rows.sku) = false (\"a\" occurs more than once)"
+    );
     assert_eq!(v[1].code, "duplicate_weight");
+    assert!(
+        v[1].message.ends_with("unique(rows.weight) = false (0.00 occurs more than once)"),
+        "{}",
+        v[1].message
+    );
     assert!(!v[1].recoverable);
     assert!(v[0].recoverable);
     assert_eq!(v[2].message, "expected three rows, got 2");
@@ -242,4 +251,19 @@ fn paths_through_option_and_box_use_json_names() {
 fn the_tool_lists_the_checks_in_json_names() {
     let tool = Order::tool();
     assert!(tool.description.contains("- vendor.vendorAddress.zip != \"00000\""), "{}", tool.description);
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(unique(codes) == true || allow_duplicates)]
+struct Codes {
+    codes: Vec<String>,
+    allow_duplicates: bool,
+}
+
+#[test]
+fn unique_composes_with_comparisons_and_logic() {
+    assert!(extract::validate::<Codes>(&json!({"codes": ["a", "a"], "allow_duplicates": true}), "").is_ok());
+    let v = violations::<Codes>(json!({"codes": ["b", "a", "b"], "allow_duplicates": false}));
+    assert!(v[0].message.contains("unique(codes) = false (\"b\" occurs more than once)"), "{}", v[0].message);
+    assert!(extract::validate::<Codes>(&json!({"codes": ["a", "b"], "allow_duplicates": false}), "").is_ok());
 }

@@ -453,10 +453,80 @@ impl<'a> Unique<'a> {
         self.0.push(x.key());
     }
 
-    /// Whether no two values were equal.
-    pub fn finish(mut self) -> Result<Option<bool>, EvalError> {
+    /// Whether no two values were equal, naming a repeated value if one was.
+    pub fn finish(mut self) -> Result<Option<Uniqueness>, EvalError> {
         self.0.sort_unstable();
-        Ok(Some(self.0.windows(2).all(|w| w[0] != w[1])))
+        let repeated = self.0.windows(2).find(|w| w[0] == w[1]).map(|w| w[0].to_string());
+        Ok(Some(Uniqueness { holds: repeated.is_none(), repeated }))
+    }
+}
+
+/// The result of `unique(path)`: true or false, and a value that repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Uniqueness {
+    /// Whether no two values were equal.
+    pub holds: bool,
+    /// A value that occurs more than once, as a message shows it.
+    pub repeated: Option<String>,
+}
+
+impl std::fmt::Display for Uniqueness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.repeated {
+            None => f.write_str("true"),
+            Some(value) => write!(f, "false ({value} occurs more than once)"),
+        }
+    }
+}
+
+impl Val for Uniqueness {
+    type T = Uniqueness;
+    fn val(&self) -> &Uniqueness {
+        self
+    }
+}
+
+impl Compare<bool> for Uniqueness {
+    fn compare(&self, other: &bool, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
+        Ok(Some(self.holds.cmp(other)))
+    }
+}
+
+impl Compare<Uniqueness> for bool {
+    fn compare(&self, other: &Uniqueness, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
+        Ok(Some(self.cmp(&other.holds)))
+    }
+}
+
+impl Compare<Uniqueness> for Uniqueness {
+    fn compare(&self, other: &Uniqueness, _: Tolerance) -> Result<Option<Ordering>, EvalError> {
+        Ok(Some(self.holds.cmp(&other.holds)))
+    }
+}
+
+impl Truth for Option<Uniqueness> {
+    fn truth(self) -> Option<bool> {
+        self.map(|u| u.holds)
+    }
+}
+
+impl Verdict for Option<Uniqueness> {
+    fn verdict(self) -> Option<bool> {
+        self.map(|u| u.holds)
+    }
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Num(UniqueKey::Int(i)) => write!(f, "{i}"),
+            Key::Num(UniqueKey::Float(bits)) => write!(f, "{}", Num::Float(f64::from_bits(*bits))),
+            #[cfg(feature = "decimal")]
+            Key::Num(UniqueKey::Dec(d)) => write!(f, "{d}"),
+            Key::Str(text) => f.write_str(&crate::quote_prefix(text)),
+            Key::Bool(b) => write!(f, "{b}"),
+            Key::Date(text) => f.write_str(text),
+        }
     }
 }
 
