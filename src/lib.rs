@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Trustworthy LLM extraction: derive a tool definition, semantic checks and
 //! recoverability rules from a Rust struct, then let a small runtime retry
 //! with exact feedback or escalate to a human.

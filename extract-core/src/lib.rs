@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Runtime of `extract`. Use it through the facade crate `extract`, which
 //! re-exports everything here together with `#[derive(Extractable)]`.
 
