@@ -299,16 +299,20 @@ pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSer
                 out.default = true;
                 skip_value(meta)?;
             }
-            _ => {
-                if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
-                    errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
-                }
-                skip_value(meta)?;
-            }
+            _ => other_serde_key(meta, &key, errors)?,
         }
         Ok(())
     });
     out
+}
+
+/// A serde key the model's view does not depend on is skipped; one whose
+/// shape the derive cannot mirror is an error.
+fn other_serde_key(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> syn::Result<()> {
+    if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
+        errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
+    }
+    skip_value(meta)
 }
 
 /// Parses every `#[serde(...)]` on a field.
@@ -331,12 +335,7 @@ pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
                 out.has_custom_deserializer = true;
                 skip_value(meta)?;
             }
-            _ => {
-                if let Some((_, why)) = UNSUPPORTED_SERDE.iter().find(|(k, _)| *k == key) {
-                    errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
-                }
-                skip_value(meta)?;
-            }
+            _ => other_serde_key(meta, &key, errors)?,
         }
         Ok(())
     });
