@@ -214,3 +214,142 @@ fn integer_division_is_exact() {
     assert!(extract::validate::<Ratio>(&json!({"total": 5, "parts": 2}), "").is_ok());
     assert!(extract::validate::<Ratio>(&json!({"total": 4, "parts": 2}), "").is_err());
 }
+
+// Second review.
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Line {
+    #[extract(recoverable = false)]
+    sku: String,
+    amount: f64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(sum(lines.amount) >= 0)]
+#[check(sum(weights) <= 100)]
+struct ByKey {
+    lines: BTreeMap<String, Line>,
+    groups: Vec<BTreeMap<String, Line>>,
+    weights: BTreeMap<String, f64>,
+}
+
+#[test]
+fn a_tag_inside_map_values_is_honoured_whatever_the_keys_are() {
+    for key in ["k1", "sku", "amount"] {
+        let output = json!({"lines": {key: {"sku": null, "amount": 1.0}}, "groups": [], "weights": {}});
+        let v = extract::validate::<ByKey>(&output, "").unwrap_err();
+        assert_eq!(v.len(), 1, "{v}");
+        assert_eq!(v[0].path.to_string(), format!("lines.{key}.sku"));
+        assert!(!v[0].recoverable, "key {key}: a tagged field's absence escalates");
+    }
+    let output = json!({"lines": {}, "groups": [{"g": {"amount": 1.0}}], "weights": {}});
+    let v = extract::validate::<ByKey>(&output, "").unwrap_err();
+    assert_eq!(v[0].path.to_string(), "groups[0].g.sku");
+    assert!(!v[0].recoverable);
+}
+
+#[test]
+fn aggregates_over_map_values() {
+    let output = json!({"lines": {}, "groups": [], "weights": {"a": 60.0, "b": 50.0}});
+    let v = extract::validate::<ByKey>(&output, "").unwrap_err();
+    assert_eq!(v[0].message, "check failed: sum(weights) <= 100: sum(weights) = 110.00");
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(inline)]
+enum Stage {
+    Draft,
+    Final,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Staged {
+    /// The stage; null when the document has none.
+    #[extract(recoverable = false)]
+    stage: Stage,
+}
+
+#[test]
+fn an_inline_enum_that_is_tagged_admits_null_in_the_tool_schema() {
+    let tool = Staged::tool();
+    let property = &tool.input_schema["properties"]["stage"];
+    let validator = jsonschema::validator_for(&tool.input_schema).unwrap();
+    assert!(validator.is_valid(&json!({"stage": null})), "{property}");
+    assert!(validator.is_valid(&json!({"stage": "Draft"})), "{property}");
+    assert_eq!(
+        property["description"], "The stage; null when the document has none.",
+        "a description that already says what null means gets no second note"
+    );
+    let v = extract::validate::<Staged>(&json!({"stage": null}), "").unwrap_err();
+    assert!(!v[0].recoverable);
+}
+
+mod first {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    #[check(x >= 0)]
+    pub struct Item {
+        pub x: f64,
+    }
+}
+
+mod second {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    pub struct Item {
+        pub y: String,
+        pub inner: super::first::Item,
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct TwoItems {
+    first: first::Item,
+    second: second::Item,
+    many: Vec<first::Item>,
+}
+
+#[test]
+fn the_tool_lists_the_checks_of_same_named_types_where_each_applies() {
+    let description = TwoItems::tool().description;
+    assert!(description.contains("- in `first`: x >= 0"), "{description}");
+    assert!(description.contains("- in `second.inner`: x >= 0"), "{description}");
+    assert!(description.contains("- in each `many`: x >= 0"), "{description}");
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(unique(events.at))]
+struct Events {
+    events: Vec<Event>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Event {
+    at: chrono::DateTime<chrono::FixedOffset>,
+}
+
+#[test]
+fn unique_over_instants_compares_them_in_utc() {
+    let same_instant =
+        json!({"events": [{"at": "2024-05-01T10:00:00Z"}, {"at": "2024-05-01T12:00:00+02:00"}]});
+    let v = extract::validate::<Events>(&same_instant, "").unwrap_err();
+    assert!(v[0].message.contains("occurs more than once"), "{}", v[0].message);
+    let distinct = json!({"events": [{"at": "2024-05-01T10:00:00Z"}, {"at": "2024-05-01T10:00:00+02:00"}]});
+    assert!(extract::validate::<Events>(&distinct, "").is_ok());
+}
+
+#[test]
+fn an_f32_type_does_not_pay_for_the_schema_pass_on_ordinary_outputs() {
+    let schema = serde_json::to_value(schemars::schema_for!(Mixed)).unwrap();
+    let structure = extract::structure::StructureValidator::new(&schema);
+    // Mixed has a `pattern`, so it always checks; a plain f32 type only for huge numbers.
+    assert!(structure.must_check(&json!({"code": "A", "big": 1, "ratio": 0.5})));
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Plain {
+        ratio: f32,
+    }
+    let schema = serde_json::to_value(schemars::schema_for!(Plain)).unwrap();
+    let structure = extract::structure::StructureValidator::new(&schema);
+    assert!(!structure.needs_schema_pass());
+    assert!(!structure.must_check(&json!({"ratio": 0.5})));
+    assert!(structure.must_check(&json!({"ratio": 1e300})));
+}

@@ -31,8 +31,19 @@ pub struct FieldInfo {
     /// `false` when tagged `#[extract(recoverable = false)]`: absence means the
     /// datum is not in the source.
     pub recoverable: bool,
-    /// The derived type inside the field (through `Vec`, `Option`, `Box`), if any.
+    /// The derived type inside the field (through `Vec`, `Option`, `Box`, maps), if any.
     pub nested: fn() -> Option<&'static TypeInfo>,
+    /// A path below this field without the steps that select inside its
+    /// containers (an index of a `Vec`, a key of a map).
+    pub inner_path: for<'p> fn(&'p [Segment]) -> &'p [Segment],
+}
+
+impl FieldInfo {
+    /// Whether the field holds many values (a sequence or a map).
+    pub fn is_collection(&self) -> bool {
+        (self.inner_path)(&[Segment::Index(0)]).is_empty()
+            || (self.inner_path)(&[Segment::Key(std::borrow::Cow::Borrowed("key"))]).is_empty()
+    }
 }
 
 impl TypeInfo {
@@ -41,19 +52,26 @@ impl TypeInfo {
         self.fields.iter().find(|f| f.json_name == json_name)
     }
 
-    /// The field a path names, following nested derived types (indices are skipped).
+    /// The field a path names, following nested derived types through their
+    /// containers (indices and map keys select inside a container).
     pub fn field_at(&'static self, path: &FieldPath) -> Option<&'static FieldInfo> {
-        let mut ty: &'static TypeInfo = self;
-        let mut found = None;
-        for segment in path.segments() {
-            let Segment::Key(key) = segment else { continue };
-            if found.is_some() {
-                let field: &'static FieldInfo = found?;
-                ty = (field.nested)()?;
-            }
-            found = Some(ty.field(key)?);
+        let (field, rest) = self.walk(path.segments());
+        if rest.is_empty() { field } else { None }
+    }
+
+    /// Follows `path` as far as the derive's descriptions go: the deepest
+    /// field reached, and the segments left over.
+    fn walk<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static FieldInfo>, &'p [Segment]) {
+        let mut ty = Some(self);
+        let mut deepest = None;
+        let mut rest = path;
+        while let [Segment::Key(key), tail @ ..] = rest {
+            let Some(field) = ty.and_then(|t| t.field(key)) else { break };
+            deepest = Some(field);
+            rest = (field.inner_path)(tail);
+            ty = (field.nested)();
         }
-        found
+        (deepest, rest)
     }
 
     /// Whether an absent value at `path` can be fixed by a retry: the tag of
@@ -61,14 +79,6 @@ impl TypeInfo {
     /// value missing inside a tagged `Sourced` (or other undescribed) field
     /// takes that field's tag; `true` for anything else.
     pub fn recoverable_at(&'static self, path: &FieldPath) -> bool {
-        let mut ty: Option<&'static TypeInfo> = Some(self);
-        let mut deepest: Option<&'static FieldInfo> = None;
-        for segment in path.segments() {
-            let Segment::Key(key) = segment else { continue };
-            let Some(field) = ty.and_then(|t| t.field(key)) else { break };
-            deepest = Some(field);
-            ty = (field.nested)();
-        }
-        deepest.is_none_or(|f| f.recoverable)
+        self.walk(path.segments()).0.is_none_or(|f| f.recoverable)
     }
 }

@@ -56,7 +56,7 @@ impl TypeCache {
             admit_null_for_absent_data(&mut schema, info);
             let mut description = info.description.trim().to_string();
             let mut checks = Vec::new();
-            list_checks(info, "", &mut checks, &mut Vec::new());
+            list_checks(info, None, &mut checks, &mut Vec::new());
             if !checks.is_empty() {
                 if !description.is_empty() {
                     description.push_str("\n\n");
@@ -75,12 +75,20 @@ impl TypeCache {
 }
 
 /// The checks of `info` and of every type nested in it, each in the JSON
-/// names the model sees; a nested type's checks say where they apply.
-fn list_checks(info: &'static TypeInfo, location: &str, out: &mut Vec<String>, seen: &mut Vec<&'static str>) {
-    if seen.contains(&info.rust_name) {
+/// names the model sees. A nested type's checks say where they apply:
+/// "in `vendor`: ..." or "in each `line_items`: ...". `at` is the JSON path
+/// of `info` and whether it passes through a collection.
+fn list_checks(
+    info: &'static TypeInfo,
+    at: Option<(&str, bool)>,
+    out: &mut Vec<String>,
+    seen: &mut Vec<&'static TypeInfo>,
+) {
+    // By identity, not name: two types may share a name in different modules.
+    if seen.iter().any(|s| std::ptr::eq(*s, info)) {
         return;
     }
-    seen.push(info.rust_name);
+    seen.push(info);
     for check in info.checks {
         let mut line = match check.with {
             Some(function) => format!("passes `{function}`"),
@@ -89,19 +97,18 @@ fn list_checks(info: &'static TypeInfo, location: &str, out: &mut Vec<String>, s
         if let Some(tolerance) = check.tolerance {
             line.push_str(&format!(" (tolerance {tolerance})"));
         }
-        if !location.is_empty() {
-            line = format!("in each `{location}`: {line}");
+        if let Some((path, many)) = at {
+            line = format!("in {}`{path}`: {line}", if many { "each " } else { "" });
         }
         out.push(line);
     }
     for field in info.fields {
         if let Some(nested) = (field.nested)() {
-            let location = if location.is_empty() {
-                field.json_name.to_string()
-            } else {
-                format!("{location}.{}", field.json_name)
+            let (path, many) = match at {
+                None => (field.json_name.to_string(), field.is_collection()),
+                Some((path, many)) => (format!("{path}.{}", field.json_name), many || field.is_collection()),
             };
-            list_checks(nested, &location, out, seen);
+            list_checks(nested, Some((&path, many)), out, seen);
         }
     }
     seen.pop();
@@ -155,7 +162,16 @@ fn first_ref(schema: &Value) -> Option<String> {
 fn admit_null(property: &mut Value) {
     const NOTE: &str = "Null when the document does not state it; never invent a value.";
     let Some(map) = property.as_object_mut() else { return };
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    let has_const = map.contains_key("const");
+    let has_enum = map.contains_key("enum");
     match map.get_mut("type") {
+        _ if has_const => wrap_with_null(map),
+        None if has_enum => {}
         Some(Value::String(ty)) => {
             let ty = std::mem::take(ty);
             map.insert("type".into(), Value::from(vec![ty, "null".to_string()]));
@@ -165,18 +181,23 @@ fn admit_null(property: &mut Value) {
                 types.push("null".into());
             }
         }
-        _ => {
-            let description = map.remove("description");
-            let inner = Value::Object(std::mem::take(map));
-            map.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
-            if let Some(description) = description {
-                map.insert("description".into(), description);
-            }
-        }
+        _ => wrap_with_null(map),
     }
     let description = match map.get("description").and_then(Value::as_str) {
+        // The author already said what null means.
+        Some(text) if text.to_lowercase().contains("null") => return,
         Some(text) => format!("{text} {NOTE}"),
         None => NOTE.to_string(),
     };
     map.insert("description".into(), Value::String(description));
+}
+
+/// `{..schema}` becomes `{"anyOf": [{..schema}, {"type": "null"}]}`, keeping the description outside.
+fn wrap_with_null(map: &mut serde_json::Map<String, Value>) {
+    let description = map.remove("description");
+    let inner = Value::Object(std::mem::take(map));
+    map.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
+    if let Some(description) = description {
+        map.insert("description".into(), description);
+    }
 }

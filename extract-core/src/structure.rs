@@ -67,6 +67,8 @@ pub struct StructureValidator {
     compiled: Result<Validator, String>,
     /// Whether the schema holds keywords serde does not enforce.
     needs_schema_pass: bool,
+    /// Whether the type has `f32` numbers, which serde saturates to infinity.
+    has_f32: bool,
     /// How many levels of an output the schema can judge; deeper parts are cut.
     judged_depth: usize,
     /// Whether `judged_depth` is the schema's own bound (so cutting below it
@@ -94,13 +96,14 @@ impl StructureValidator {
     pub fn new(schema: &Value) -> StructureValidator {
         // serde turns 1e300 into an infinite `f32` without a word; the
         // validator's copy of the schema bounds every `f32` to its range.
+        let needs_pass_by_keywords = needs_schema_pass(schema, 0);
         let mut schema = schema.clone();
-        bound_f32(&mut schema);
+        let has_f32 = bound_f32(&mut schema);
         let schema = &schema;
         let compiled = jsonschema::options().should_validate_formats(true).build(schema).map_err(|error| {
             format!("the type's JSON Schema does not compile: {}", short(&error.to_string()))
         });
-        let needs_schema_pass = compiled.is_err() || needs_schema_pass(schema, 0);
+        let needs_schema_pass = compiled.is_err() || needs_pass_by_keywords;
         // A node at depth `d + 1` is judged by its type alone (its children are
         // beyond every keyword); keep it, and cut below it.
         // `uniqueItems` compares whole subtrees, so nothing may be cut under it.
@@ -111,6 +114,7 @@ impl StructureValidator {
             schema: schema.clone(),
             compiled,
             needs_schema_pass,
+            has_f32,
             judged_depth,
             depth_is_exact,
         }
@@ -129,6 +133,14 @@ impl StructureValidator {
     /// range (`minimum: 0, maximum: 255` on a `u8`).
     pub fn needs_schema_pass(&self) -> bool {
         self.needs_schema_pass
+    }
+
+    /// Whether `value`, which serde accepted, must still go through the
+    /// schema pass: always when [`needs_schema_pass`](Self::needs_schema_pass),
+    /// and for a type with `f32` fields when the value holds a number beyond
+    /// `f32`'s range (a cheap scan instead of a schema pass on every output).
+    pub fn must_check(&self, value: &Value) -> bool {
+        self.needs_schema_pass || (self.has_f32 && exceeds_f32(value))
     }
 
     /// Why the schema did not compile, if it did not.
@@ -807,20 +819,48 @@ fn needs_schema_pass(schema: &Value, depth: usize) -> bool {
 }
 
 /// Adds `f32`'s range to every `format: "float"` number schema that has no
-/// bounds of its own.
-fn bound_f32(schema: &mut Value) {
+/// bounds of its own; whether there was one.
+fn bound_f32(schema: &mut Value) -> bool {
     match schema {
         Value::Object(node) => {
+            let mut found = false;
             if node.get("format").and_then(Value::as_str) == Some("float") {
                 let max = f64::from(f32::MAX);
                 node.entry("minimum").or_insert(Value::from(-max));
                 node.entry("maximum").or_insert(Value::from(max));
+                found = true;
             }
-            node.values_mut().for_each(bound_f32);
+            // Every child is visited (no short circuit): each must be bounded.
+            for child in node.values_mut() {
+                found |= bound_f32(child);
+            }
+            found
         }
-        Value::Array(items) => items.iter_mut().for_each(bound_f32),
-        _ => {}
+        Value::Array(items) => {
+            let mut found = false;
+            for child in items {
+                found |= bound_f32(child);
+            }
+            found
+        }
+        _ => false,
     }
+}
+
+/// Whether any number in `value` lies beyond `f32`'s range (iteratively, so
+/// deep values cannot overflow the stack).
+fn exceeds_f32(value: &Value) -> bool {
+    let limit = f64::from(f32::MAX);
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Number(n) if n.as_f64().is_some_and(|x| x.abs() > limit) => return true,
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The range serde enforces for a schemars integer `format`: `(min, max)`.

@@ -48,7 +48,7 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
     let cache = T::__cache();
     let info = T::__describe();
     match T::deserialize(output) {
-        Ok(value) if !cache.structure.needs_schema_pass() => Ok(value),
+        Ok(value) if !cache.structure.must_check(output) => Ok(value),
         Ok(value) => match Violations::new(cache.structure.violations(output, info)) {
             None => Ok(value),
             Some(violations) => Err(violations),

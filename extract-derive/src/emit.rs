@@ -35,6 +35,13 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
                     }
                     __nested
                 },
+                inner_path: {
+                    fn __inner_path(path: &[::extract::Segment]) -> &[::extract::Segment] {
+                        use #p::{NestedNone as _, NestedSome as _};
+                        (&&#p::NestedProbe::<#field_ty>(#p::PhantomData)).inner_path(path)
+                    }
+                    __inner_path
+                },
             }
         }
     });

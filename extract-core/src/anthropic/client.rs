@@ -90,6 +90,8 @@ const REDACTED: &str = "[redacted]";
 pub struct Client {
     http: reqwest::Client,
     endpoint: String,
+    /// `endpoint` with any user and password in the URL masked, for messages and traces.
+    shown_endpoint: String,
     base_url: String,
     api_key: HeaderValue,
     model: String,
@@ -214,9 +216,17 @@ impl ClientBuilder {
             .build()
             .map_err(|e| Error::config(format!("cannot start the HTTP client: {e}")))?;
 
+        let mut shown = parsed.clone();
+        if !shown.username().is_empty() || shown.password().is_some() {
+            // A proxy's credentials in the URL stay out of messages and traces.
+            let _ = shown.set_username("***");
+            let _ = shown.set_password(None);
+        }
+        let shown_endpoint = format!("{}/v1/messages", shown.as_str().trim_end_matches('/'));
         Ok(Client {
             http,
             endpoint: format!("{base_url}/v1/messages"),
+            shown_endpoint,
             base_url,
             api_key,
             model: self.model,
@@ -234,7 +244,7 @@ impl fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientBuilder")
             .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
-            .field("base_url", &self.base_url)
+            .field("base_url", &if self.base_url.contains('@') { REDACTED } else { self.base_url.as_str() })
             .field("model", &self.model)
             .field("max_tokens", &self.max_tokens)
             .field("timeout", &self.timeout)
@@ -248,7 +258,7 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("api_key", &REDACTED)
-            .field("base_url", &self.base_url)
+            .field("endpoint", &self.shown_endpoint)
             .field("model", &self.model)
             .field("max_tokens", &self.max_tokens)
             .field("timeout", &self.timeout)
@@ -430,11 +440,11 @@ impl Client {
         let what = if error.is_timeout() {
             format!("the Messages API did not answer within the {:?} timeout", self.timeout)
         } else if error.is_connect() {
-            format!("could not connect to {}", self.endpoint)
+            format!("could not connect to {}", self.shown_endpoint)
         } else if error.is_body() || error.is_decode() {
-            format!("the response body from {} was cut short or unreadable", self.endpoint)
+            format!("the response body from {} was cut short or unreadable", self.shown_endpoint)
         } else {
-            format!("the request to {} failed", self.endpoint)
+            format!("the request to {} failed", self.shown_endpoint)
         };
         let mut causes = Vec::new();
         let mut source = std::error::Error::source(error);
@@ -485,6 +495,17 @@ mod tests {
         assert!(err.to_string().contains("http://"), "{err}");
         let err = Client::builder().api_key("k").max_tokens(0).build().unwrap_err();
         assert!(err.to_string().contains("max_tokens"), "{err}");
+    }
+
+    #[test]
+    fn credentials_in_the_base_url_stay_out_of_debug_and_messages() {
+        let client =
+            Client::builder().api_key("k").base_url("http://user:proxy-secret@127.0.0.1:9").build().unwrap();
+        assert!(!format!("{client:?}").contains("proxy-secret"));
+        assert!(!client.shown_endpoint.contains("proxy-secret"));
+        assert_eq!(client.shown_endpoint, "http://***@127.0.0.1:9/v1/messages");
+        let builder = Client::builder().base_url("http://user:proxy-secret@127.0.0.1:9");
+        assert!(!format!("{builder:?}").contains("proxy-secret"));
     }
 
     #[test]

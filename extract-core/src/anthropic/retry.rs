@@ -78,7 +78,8 @@ pub(crate) fn backoff(retry: u32, initial: Duration, max: Duration, jitter: f64)
     let base = initial.as_secs_f64() * factor;
     let capped = base.min(max.as_secs_f64());
     let jitter = jitter.clamp(0.0, 1.0);
-    Duration::from_secs_f64(capped * (1.0 - 0.25 * jitter))
+    // Absurd settings (`Duration::MAX`) saturate instead of panicking.
+    Duration::try_from_secs_f64(capped * (1.0 - 0.25 * jitter)).unwrap_or(max)
 }
 
 /// How long to wait before retry number `retry`: the server's delay when it is
@@ -99,6 +100,12 @@ pub(crate) fn delay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_backoff_settings_saturate_instead_of_panicking() {
+        assert_eq!(backoff(0, Duration::MAX, Duration::MAX, 0.0), Duration::MAX);
+        assert_eq!(backoff(62, Duration::from_secs(10), Duration::MAX, 0.0), Duration::MAX);
+    }
 
     const INITIAL: Duration = Duration::from_millis(500);
     const MAX: Duration = Duration::from_secs(8);

@@ -203,6 +203,12 @@ pub trait Audited {
     fn audit(&self, audit: &mut Audit<'_>, recoverable: bool);
     /// The derived type inside, if any.
     fn type_info() -> Option<&'static TypeInfo>;
+    /// `path` (below a field of this type) without the steps that only
+    /// select inside this container: one index of a sequence, one key of a
+    /// map. What remains starts at the nested type's own fields.
+    fn inner_path(path: &[Segment]) -> &[Segment] {
+        path
+    }
 }
 
 impl<T: Audited> Audited for Option<T> {
@@ -214,6 +220,9 @@ impl<T: Audited> Audited for Option<T> {
     fn type_info() -> Option<&'static TypeInfo> {
         T::type_info()
     }
+    fn inner_path(path: &[Segment]) -> &[Segment] {
+        T::inner_path(path)
+    }
 }
 
 impl<T: Audited> Audited for Box<T> {
@@ -222,6 +231,9 @@ impl<T: Audited> Audited for Box<T> {
     }
     fn type_info() -> Option<&'static TypeInfo> {
         T::type_info()
+    }
+    fn inner_path(path: &[Segment]) -> &[Segment] {
+        T::inner_path(path)
     }
 }
 
@@ -235,6 +247,12 @@ macro_rules! audit_sequence {
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
+            }
+            fn inner_path(path: &[Segment]) -> &[Segment] {
+                match path {
+                    [Segment::Index(_), rest @ ..] => T::inner_path(rest),
+                    _ => path,
+                }
             }
         }
     )*};
@@ -256,6 +274,12 @@ macro_rules! audit_map {
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
+            }
+            fn inner_path(path: &[Segment]) -> &[Segment] {
+                match path {
+                    [Segment::Key(_), rest @ ..] => T::inner_path(rest),
+                    _ => path,
+                }
             }
         }
     )*};
@@ -299,11 +323,16 @@ pub struct NestedProbe<T>(pub PhantomData<T>);
 pub trait NestedSome {
     /// The nested type's description.
     fn nested(&self) -> Option<&'static TypeInfo>;
+    /// See [`Audited::inner_path`].
+    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment];
 }
 
 impl<T: Audited> NestedSome for &NestedProbe<T> {
     fn nested(&self) -> Option<&'static TypeInfo> {
         T::type_info()
+    }
+    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment] {
+        T::inner_path(path)
     }
 }
 
@@ -311,10 +340,15 @@ impl<T: Audited> NestedSome for &NestedProbe<T> {
 pub trait NestedNone {
     /// `None`.
     fn nested(&self) -> Option<&'static TypeInfo>;
+    /// `path` unchanged.
+    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment];
 }
 
 impl<T> NestedNone for NestedProbe<T> {
     fn nested(&self) -> Option<&'static TypeInfo> {
         None
+    }
+    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment] {
+        path
     }
 }

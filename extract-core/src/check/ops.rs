@@ -443,6 +443,14 @@ macro_rules! unique_date {
 #[cfg(feature = "chrono")]
 unique_date!(chrono::NaiveDate, chrono::NaiveDateTime, chrono::NaiveTime);
 
+/// Instants collide however their offset is written: keyed in UTC.
+#[cfg(feature = "chrono")]
+impl<Tz: chrono::TimeZone> UniqueItem for chrono::DateTime<Tz> {
+    fn key(&self) -> Key<'_> {
+        Key::Date(self.with_timezone(&chrono::Utc).to_rfc3339())
+    }
+}
+
 /// The running state of `unique(path)`.
 #[derive(Default)]
 pub struct Unique<'a>(Vec<Key<'a>>);

@@ -55,7 +55,7 @@ impl IsOne for One {}
 /// Satisfied by a path that passes through a collection.
 #[diagnostic::on_unimplemented(
     message = "this aggregate's path passes through no collection",
-    label = "`sum`, `count`, `min`, `max` and `unique` need a path through a `Vec`",
+    label = "`sum`, `count`, `min`, `max` and `unique` need a path through a collection (`Vec`, `VecDeque`, array, map)",
     note = "use the field directly, or `len(...)` for the length of text"
 )]
 pub trait IsMany {}

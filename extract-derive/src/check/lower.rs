@@ -390,7 +390,7 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     let hops = &path.hops;
     let last = hops.last().expect("paths have a hop");
     let base = if hops.len() == 1 { quote!(__this) } else { quote!(__h) };
-    let require = quote_spanned!(func_span=> #p::require_many(__c));
+    let require = respan(quote!(#p::require_many(__c)), func_span);
     let mut body = quote_spanned!(last.span()=>
         if (&&&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); }) {
             __absent.set(true);

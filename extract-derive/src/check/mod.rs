@@ -167,7 +167,8 @@ fn is_collection(ty: &syn::Type) -> bool {
     false
 }
 
-/// The plural-path rules the derive can decide from the struct's own fields.
+/// The plural-path rule the derive can decide from the struct's own fields: a
+/// path through a field written as a `Vec` names many values.
 fn check_plurality(node: &Node, fields: &[Field], errors: &mut Errors) {
     node.paths(&mut |path, in_aggregate| {
         let first = &path.hops[0];
@@ -182,18 +183,9 @@ fn check_plurality(node: &Node, fields: &[Field], errors: &mut Errors) {
                 ),
             );
         }
-        if in_aggregate && path.hops.len() == 1 && !collection && !is_option(&field.ty) {
-            // A single hop to a field whose type the derive can see is not a collection.
-            if let syn::Type::Path(_) = &field.ty {
-                errors.spanned(
-                    first,
-                    format!(
-                        "`{}` is not a collection, so an aggregate over it has one value; aggregates take a path through a `Vec`",
-                        field.rust_name
-                    ),
-                );
-            }
-        }
+        // "An aggregate over no collection" is left to the type system
+        // (`IsMany`): a map, a type alias or a `Box<Vec<_>>` are collections the
+        // syntax does not show.
     });
 }
 
