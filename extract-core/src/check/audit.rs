@@ -9,7 +9,7 @@ use crate::violation::Segment;
 use crate::{Code, FieldPath, Layer, TypeInfo, Violation};
 
 use super::EvalError;
-use super::render::{CheckMeta, Recorder};
+use super::render::{CheckMeta, Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
 pub struct Audit<'d> {
@@ -81,6 +81,7 @@ impl<'d> Audit<'d> {
         };
         let mut recorder = Recorder::on();
         let _ = eval(&mut recorder);
+        let recorder = recorder.into_records();
         let rule = info.render(meta.rule);
         let message = match (failure, meta.message) {
             (Some(error), _) => {
@@ -156,7 +157,7 @@ impl<'d> Audit<'d> {
     }
 }
 
-fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Recorder) -> String {
+fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Records) -> String {
     let mut seen = Vec::new();
     let mut parts = Vec::new();
     for (index, value) in &recorder.atoms {
@@ -169,7 +170,7 @@ fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Recorder) -
     if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) }
 }
 
-fn fill_template(template: &str, meta: &CheckMeta, recorder: &Recorder) -> String {
+fn fill_template(template: &str, meta: &CheckMeta, recorder: &Records) -> String {
     let mut out = template.to_string();
     if let Some(lhs) = &recorder.lhs {
         out = out.replace("{lhs}", lhs);

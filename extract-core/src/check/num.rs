@@ -222,7 +222,9 @@ impl Num {
     #[inline]
     fn as_f64(self) -> f64 {
         match self {
-            Num::Int(i) => i as f64,
+            // Through i64 when it fits: converting an i128 to f64 is a slow
+            // library call, and check values are almost always small.
+            Num::Int(i) => i64::try_from(i).map_or(i as f64, |i| i as f64),
             Num::Float(f) | Num::FloatLit(f, _) => f,
             #[cfg(feature = "decimal")]
             Num::Dec(d) => rust_decimal::prelude::ToPrimitive::to_f64(&d).unwrap_or(f64::NAN),

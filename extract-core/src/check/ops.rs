@@ -293,9 +293,18 @@ impl<K> Default for Sum<K> {
 
 impl<K> Sum<K> {
     /// Adds one value.
+    #[inline]
     pub fn add<X: Summable<Kind = K> + ?Sized>(&mut self, x: &X) {
-        if let Ok(total) = self.total {
-            self.total = total.arith(ArithOp::Add, x.summand());
+        match (&mut self.total, x.summand()) {
+            // The common case, a float column, without the general promotion.
+            (Ok(Num::Float(total)), Num::Float(x)) if x.is_finite() => {
+                *total += x;
+                if total.is_infinite() {
+                    self.total = Err(EvalError::Overflow);
+                }
+            }
+            (Ok(total), x) => self.total = total.arith(ArithOp::Add, x),
+            (Err(_), _) => {}
         }
     }
 

@@ -69,11 +69,15 @@ impl TypeInfo {
     }
 }
 
-/// Collects the values a failing check saw. Off on the first (fast) run; on
-/// when the check is run again to explain a failure.
+/// Collects the values a failing check saw. Off on the first (fast) run, where
+/// it is one empty pointer to build and drop; on when the check is run again
+/// to explain a failure.
 #[derive(Debug, Default)]
-pub struct Recorder {
-    on: bool,
+pub struct Recorder(Option<Box<Records>>);
+
+/// What a recorder that is on has collected.
+#[derive(Debug, Default)]
+pub(crate) struct Records {
     pub(crate) atoms: Vec<(usize, String)>,
     pub(crate) lhs: Option<String>,
     pub(crate) rhs: Option<String>,
@@ -84,41 +88,46 @@ impl Recorder {
     /// A recorder that records nothing.
     #[inline]
     pub fn off() -> Recorder {
-        Recorder::default()
+        Recorder(None)
     }
 
     /// A recorder that records.
     pub fn on() -> Recorder {
-        Recorder { on: true, ..Recorder::default() }
+        Recorder(Some(Box::default()))
     }
 
     /// Whether values are being recorded.
     #[inline]
     pub fn is_on(&self) -> bool {
-        self.on
+        self.0.is_some()
+    }
+
+    /// What was recorded (nothing when off).
+    pub(crate) fn into_records(self) -> Records {
+        self.0.map(|records| *records).unwrap_or_default()
     }
 
     /// Records operand `index` of the check.
     #[inline]
     pub fn atom(&mut self, index: usize, value: impl FnOnce() -> Shown) {
-        if self.on {
-            self.atoms.push((index, value().0));
+        if let Some(records) = &mut self.0 {
+            records.atoms.push((index, value().0));
         }
     }
 
     /// Records the two sides of the top-level comparison.
     #[inline]
     pub fn sides(&mut self, lhs: impl FnOnce() -> Shown, rhs: impl FnOnce() -> Shown) {
-        if self.on {
-            self.lhs = Some(lhs().0);
-            self.rhs = Some(rhs().0);
+        if let Some(records) = &mut self.0 {
+            records.lhs = Some(lhs().0);
+            records.rhs = Some(rhs().0);
         }
     }
 
     /// Records the value of `message` placeholder `index`.
     pub fn placeholder(&mut self, index: usize, value: impl FnOnce() -> Shown) {
-        if self.on {
-            self.placeholders.push((index, value().0));
+        if let Some(records) = &mut self.0 {
+            records.placeholders.push((index, value().0));
         }
     }
 }
