@@ -1,54 +1,46 @@
 #![warn(missing_docs)]
 //! Runtime of `extract`. Use it through the facade crate `extract`, which
 //! re-exports everything here together with `#[derive(Extractable)]`.
+//!
+//! The crate is built in layers, each a module whose imports point only
+//! downward (ARCHITECTURE.md has a section per layer):
+//!
+//! - `vocabulary`: violations and paths, replies, usage, text helpers;
+//! - `schema`: what the model is shown (the tool, its strict copy, type descriptions);
+//! - `validate`: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
+//! - `run`: the sans-IO retry policy and everything it produces;
+//! - `drive`: the `Model` trait, `Extractor`, `testing`, `Error`;
+//! - `anthropic`: the Claude backend (feature `anthropic`).
+
+mod drive;
+mod run;
+mod schema;
+mod validate;
+mod vocabulary;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
-#[doc(hidden)]
-pub mod check;
-mod describe;
-mod error;
-mod extractable;
-mod extractor;
-mod hint;
-mod model;
-mod outcome;
-mod policy;
-mod prompt;
-mod retries;
-mod sourced;
-mod stats;
-mod strict;
-pub mod structure;
-pub mod syntax;
-pub mod testing;
-mod tool;
-mod usage;
-mod validate;
-mod violation;
 
-pub use describe::{FieldInfo, TypeInfo};
-pub use error::Error;
-pub use extractable::Extractable;
-pub use extractor::Extractor;
-pub use model::{Model, ModelFuture, Reply, ReplyContent, Truncation};
-pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
-pub use policy::{Next, Run};
-pub use prompt::{Block, BlockKind, Correction, Prompt, system_instructions};
-pub use retries::{Retries, RetriesError};
-pub use sourced::Sourced;
-pub use stats::{Dominant, Stats};
-pub use tool::{StrictError, Tool};
-pub use usage::Usage;
-pub use validate::validate;
-pub use violation::{Code, FieldPath, Fingerprint, Layer, Segment, Violation, Violations, quote_prefix};
+pub use drive::testing;
+pub use drive::{Error, Extractor, Model, ModelFuture};
+pub use run::{
+    Block, BlockKind, Correction, Dominant, Escalation, FailedAttempt, Next, Outcome, Prompt, Reason, Retries,
+    RetriesError, Run, Stats, Validated, system_instructions,
+};
+pub use schema::{FieldInfo, StrictError, Tool, TypeInfo};
+pub use validate::{Extractable, Sourced, structure, syntax, validate};
+pub use vocabulary::{
+    Code, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Truncation, Usage, Violation, Violations,
+    quote_prefix,
+};
 
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::check::*;
-    pub use crate::extractable::TypeCache;
-    pub use crate::{FieldInfo, TypeInfo};
+    pub use crate::schema::{CheckMeta, FieldInfo, RulePiece, TypeInfo};
+    pub use crate::validate::check::*;
+    pub use crate::validate::{Extractable, TypeCache};
+    pub use crate::vocabulary::Segment;
     pub use schemars;
     pub use serde;
     pub use std::cell::Cell;

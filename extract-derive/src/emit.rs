@@ -36,7 +36,7 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
                     __nested
                 },
                 inner_path: {
-                    fn __inner_path(path: &[::extract::Segment]) -> &[::extract::Segment] {
+                    fn __inner_path(path: &[#p::Segment]) -> &[#p::Segment] {
                         use #p::{NestedNone as _, NestedSome as _};
                         (&&#p::NestedProbe::<#field_ty>(#p::PhantomData)).inner_path(path)
                     }
@@ -58,7 +58,7 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
 
     quote! {
         #[automatically_derived]
-        impl ::extract::Extractable for #ty {
+        impl #p::Extractable for #ty {
             fn __describe() -> &'static #p::TypeInfo {
                 static INFO: #p::TypeInfo = #p::TypeInfo {
                     rust_name: #rust_name,
@@ -78,7 +78,7 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
             #[allow(clippy::all)]
             fn __audit(&self, __audit: &mut #p::Audit<'_>) {
                 use #p::{AuditRecurse as _, AuditSkip as _};
-                let __info = <Self as ::extract::Extractable>::__describe();
+                let __info = <Self as #p::Extractable>::__describe();
                 #(#runs)*
                 #(#walks)*
             }
@@ -95,10 +95,10 @@ fn plumbing(ty: &syn::Ident) -> TokenStream {
         #[automatically_derived]
         impl #p::Audited for #ty {
             fn audit(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
-                <Self as ::extract::Extractable>::__audit(self, audit)
+                <Self as #p::Extractable>::__audit(self, audit)
             }
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
-                #p::Some(<Self as ::extract::Extractable>::__describe())
+                #p::Some(<Self as #p::Extractable>::__describe())
             }
         }
 
@@ -124,7 +124,7 @@ pub fn fallback(ident: &syn::Ident, errors: TokenStream) -> TokenStream {
     quote! {
         #errors
         #[automatically_derived]
-        impl ::extract::Extractable for #ident {
+        impl #p::Extractable for #ident {
             fn __describe() -> &'static #p::TypeInfo {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }

@@ -1,12 +1,26 @@
-//! [`validate`]: the structure and semantic layers over one tool input.
+//! The three validation layers and [`validate`], which runs them in order:
+//! syntax (the reply is a call of the tool with a JSON object), structure
+//! (the object matches the type), semantic (the checks and the quotes hold).
+//! Also the trait that ties a type's tool to its validators,
+//! [`Extractable`], and the provenance wrapper [`Sourced`].
 
+pub(crate) mod check;
+mod extractable;
+mod sourced;
+pub mod structure;
+pub mod syntax;
+
+use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::check::Audit;
-use crate::structure::serde_violation;
-use crate::{Code, Extractable, FieldPath, Layer, Violation, Violations};
+use crate::vocabulary::text::shorten;
+use crate::{Code, FieldPath, Layer, Violation, Violations};
+use check::Audit;
+pub use extractable::{Extractable, TypeCache};
+pub use sourced::Sourced;
+use structure::serde_violation;
 
 /// Validates one tool input against `T`, stopping at the first layer that
 /// fails and reporting every violation of that layer.
@@ -18,8 +32,9 @@ use crate::{Code, Extractable, FieldPath, Layer, Violation, Violations};
 /// - Semantic: the `#[check]` rules of `T` and of every nested value, and the
 ///   quotes of every `Sourced` value, against `document`.
 ///
-/// A check that panics is caught and reported as one `validator_panicked`
-/// violation (this needs the default `panic = "unwind"`).
+/// A check, or a `Deserialize` impl, that panics is caught and reported as
+/// one `validator_panicked` violation (this needs the default `panic =
+/// "unwind"`).
 ///
 /// ```
 /// use extract::Extractable;
@@ -36,9 +51,10 @@ use crate::{Code, Extractable, FieldPath, Layer, Violation, Violations};
 /// assert_eq!(err[0].path.to_string(), "amount");
 /// ```
 pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Violations> {
-    crate::syntax::require_object(output)?;
-    let value = structure::<T>(output)?;
-    semantic(&value, document)?;
+    syntax::require_object(output)?;
+    let name = T::__describe().rust_name;
+    let value = guarded(Layer::Structure, format_args!("deserializing `{name}`"), || structure::<T>(output))?;
+    guarded(Layer::Semantic, format_args!("a validator of `{name}`"), || semantic(&value, document))?;
     Ok(value)
 }
 
@@ -75,37 +91,32 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
 }
 
 /// The semantic layer alone: the checks and quotes of `value` and everything inside it.
-pub(crate) fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), Violations> {
+fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), Violations> {
     let mut audit = Audit::new(document);
-    let walked = catch_unwind(AssertUnwindSafe(|| {
-        value.__audit(&mut audit);
-        audit
-    }));
-    match walked {
-        Ok(audit) => match Violations::new(audit.into_violations()) {
-            None => Ok(()),
-            Some(violations) => Err(violations),
-        },
-        Err(panic) => {
-            let reason = panic_message(panic.as_ref());
-            Err(Violations::one(
-                Violation::new(
-                    Layer::Semantic,
-                    Code::VALIDATOR_PANICKED,
-                    FieldPath::root(),
-                    format!("a validator of `{}` panicked: {reason}", T::__describe().rust_name),
-                )
-                .recoverable(false),
-            ))
-        }
+    value.__audit(&mut audit);
+    match Violations::new(audit.into_violations()) {
+        None => Ok(()),
+        Some(violations) => Err(violations),
     }
 }
 
-/// The message a panic carried, for a `validator_panicked` violation.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_string())
+/// Runs a validator, turning a panic into one `validator_panicked`
+/// violation of `layer` that names `who` and the panic's (shortened) message.
+/// Not recoverable: no feedback to the model fixes a validator.
+pub(crate) fn guarded<R>(
+    layer: Layer,
+    who: fmt::Arguments<'_>,
+    validator: impl FnOnce() -> Result<R, Violations>,
+) -> Result<R, Violations> {
+    catch_unwind(AssertUnwindSafe(validator)).unwrap_or_else(|payload| {
+        let reason = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        let message = format!("{who} panicked: {}", shorten(&reason, 200));
+        Err(Violations::one(
+            Violation::new(layer, Code::VALIDATOR_PANICKED, FieldPath::root(), message).recoverable(false),
+        ))
+    })
 }

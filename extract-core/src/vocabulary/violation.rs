@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use super::FieldPath;
+
 /// The validation layer a violation comes from. Validation stops at the first
 /// layer that fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -109,108 +111,6 @@ impl PartialEq<str> for Code {
 impl Serialize for Code {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
-    }
-}
-
-/// One step of a [`FieldPath`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Segment {
-    /// An object key: the JSON name of a field.
-    Key(Cow<'static, str>),
-    /// An array index.
-    Index(usize),
-}
-
-/// Where in the output a violation sits, in JSON names: `line_items[2].amount`.
-/// Empty for the root.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FieldPath(Vec<Segment>);
-
-impl FieldPath {
-    /// The root of the output.
-    pub const fn root() -> FieldPath {
-        FieldPath(Vec::new())
-    }
-
-    /// A path from its segments.
-    pub fn from_segments(segments: Vec<Segment>) -> FieldPath {
-        FieldPath(segments)
-    }
-
-    /// This path followed by `key`.
-    pub fn key(mut self, key: impl Into<Cow<'static, str>>) -> FieldPath {
-        self.0.push(Segment::Key(key.into()));
-        self
-    }
-
-    /// This path followed by `[index]`.
-    pub fn index(mut self, index: usize) -> FieldPath {
-        self.0.push(Segment::Index(index));
-        self
-    }
-
-    /// This path followed by every segment of `rest`.
-    pub fn join(mut self, rest: &FieldPath) -> FieldPath {
-        self.0.extend(rest.0.iter().cloned());
-        self
-    }
-
-    /// The segments, outermost first.
-    pub fn segments(&self) -> &[Segment] {
-        &self.0
-    }
-
-    /// Whether this is the root.
-    pub fn is_root(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The path with every index replaced by `[*]`, so the same field of
-    /// different array elements compares equal: `line_items[*].amount`.
-    pub fn normalized(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out, true);
-        out
-    }
-
-    fn write(&self, out: &mut String, normalize: bool) {
-        use std::fmt::Write;
-        for segment in &self.0 {
-            match segment {
-                Segment::Key(key) => {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(key);
-                }
-                Segment::Index(_) if normalize => out.push_str("[*]"),
-                Segment::Index(i) => {
-                    let _ = write!(out, "[{i}]");
-                }
-            }
-        }
-    }
-}
-
-impl fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        self.write(&mut out, false);
-        f.write_str(&out)
-    }
-}
-
-impl PartialEq<&str> for FieldPath {
-    fn eq(&self, other: &&str) -> bool {
-        let mut text = String::new();
-        self.write(&mut text, false);
-        text == *other
-    }
-}
-
-impl Serialize for FieldPath {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
     }
 }
 
@@ -392,26 +292,3 @@ impl fmt::Display for Violations {
 }
 
 impl std::error::Error for Violations {}
-
-/// Quotes at most a short prefix of a long value, so a message never carries a
-/// whole 10 MB string back to the model.
-pub fn quote_prefix(text: &str) -> String {
-    const MAX_CHARS: usize = 40;
-    let mut chars = text.char_indices();
-    match chars.nth(MAX_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => {
-            let total = text.chars().count();
-            format!("{:?}... ({total} characters)", &text[..cut])
-        }
-    }
-}
-
-/// Cuts text to a short prefix for a message, saying how long it was.
-pub(crate) fn shorten(text: &str) -> String {
-    const MAX_CHARS: usize = 60;
-    match text.char_indices().nth(MAX_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}... ({} characters)", &text[..cut], text.chars().count()),
-    }
-}

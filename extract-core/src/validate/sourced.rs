@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::TypeInfo;
-use crate::check::{Audit, Audited};
+use super::check::{Audit, Audited};
 
 /// A value together with the span of the document the model read it from.
 ///

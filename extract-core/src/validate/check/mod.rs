@@ -21,7 +21,7 @@ pub use num::{
 pub use ops::*;
 pub use path::*;
 pub use render::{
-    CheckMeta, Probe, Recorder, RulePiece, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown,
+    Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown,
 };
 
 /// Why a check could not be evaluated.

@@ -1,77 +1,30 @@
-//! The trait `#[derive(Extractable)]` implements: [`Extractable`].
+//! The tool of a derived type: its description lists the checks (nested
+//! types' included, in JSON names), and its schema admits `null` for data
+//! tagged `recoverable = false`.
 
-use std::sync::OnceLock;
-
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
 
-/// A type a model can be asked to fill in, with its tool definition, its
-/// structural validator and its semantic checks. Derive it with
-/// `#[derive(Extractable)]`; do not implement it by hand.
-pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
-    /// The tool definition a model fills in: name, description (with the list
-    /// of checks) and the input schema.
-    fn tool() -> Tool {
-        Self::__cache().tool.clone()
+/// The tool a model fills in for the type `info` describes, from the type's
+/// schemars schema.
+pub fn tool_of(info: &'static TypeInfo, schema: Value) -> Tool {
+    let mut schema = schema;
+    admit_null_for_absent_data(&mut schema, info);
+    let mut description = info.description.trim().to_string();
+    let mut checks = Vec::new();
+    list_checks(info, None, &mut checks, &mut Vec::new());
+    if !checks.is_empty() {
+        if !description.is_empty() {
+            description.push_str("\n\n");
+        }
+        description.push_str("The input must satisfy these checks:");
+        for check in checks {
+            description.push_str("\n- ");
+            description.push_str(&check);
+        }
     }
-
-    #[doc(hidden)]
-    /// The derive's description of the type.
-    fn __describe() -> &'static TypeInfo;
-
-    #[doc(hidden)]
-    /// Runs the type's checks, then those of every nested value.
-    fn __audit(&self, audit: &mut crate::check::Audit<'_>);
-
-    #[doc(hidden)]
-    /// Built once per type: the tool and the compiled structural validator.
-    fn __cache() -> &'static TypeCache;
-}
-
-/// What is computed once per type and kept for the process: the tool and the
-/// structural validator compiled from its schema.
-#[doc(hidden)]
-pub struct TypeCache {
-    pub tool: Tool,
-    pub structure: StructureValidator,
-}
-
-impl TypeCache {
-    /// Builds the cache of `T` into `cell` on first use.
-    pub fn get_or_build<T: Extractable>(cell: &'static OnceLock<TypeCache>) -> &'static TypeCache {
-        cell.get_or_init(|| {
-            let info = T::__describe();
-            let schema =
-                serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
-            // The validator keeps the schema as the type is: `null` on a
-            // required field is a violation. The tool's schema admits `null`
-            // for fields tagged `recoverable = false`, so a model that obeys
-            // the schema can say "absent" instead of inventing a value.
-            let structure = StructureValidator::new(&schema);
-            let mut schema = schema;
-            admit_null_for_absent_data(&mut schema, info);
-            let mut description = info.description.trim().to_string();
-            let mut checks = Vec::new();
-            list_checks(info, None, &mut checks, &mut Vec::new());
-            if !checks.is_empty() {
-                if !description.is_empty() {
-                    description.push_str("\n\n");
-                }
-                description.push_str("The input must satisfy these checks:");
-                for check in checks {
-                    description.push_str("\n- ");
-                    description.push_str(&check);
-                }
-            }
-            let tool =
-                Tool { name: info.tool_name.to_string(), description, input_schema: schema, strict: false };
-            TypeCache { tool, structure }
-        })
-    }
+    Tool { name: info.tool_name.to_string(), description, input_schema: schema, strict: false }
 }
 
 /// The checks of `info` and of every type nested in it, each in the JSON

@@ -6,8 +6,9 @@ use std::fmt;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 
-use crate::outcome::FailedAttempt;
-use crate::{Fingerprint, Outcome, Reason, Usage, Violation, hint};
+use super::hint;
+use super::outcome::FailedAttempt;
+use crate::{Fingerprint, Outcome, Reason, Usage, Violation};
 
 /// Folds many outcomes: success within budget, attempts, escalations by
 /// reason, and violations by fingerprint (indices normalised, so

@@ -30,6 +30,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+use super::keywords::{self, Holds, IntegerFormat};
+use crate::vocabulary::text::count;
+
 /// Optional properties (not in `required`) strict tool use allows, counted
 /// over the whole tool.
 pub(crate) const MAX_OPTIONAL_PROPERTIES: usize = 24;
@@ -137,30 +140,15 @@ fn transform(schema: &mut Value, place: &Place, tally: &mut Tally) -> Result<(),
         node.insert("description".into(), Value::String(description));
     }
 
-    if let Some(properties) = node.get_mut("properties").and_then(Value::as_object_mut) {
-        for (name, sub) in properties.iter_mut() {
-            transform(sub, &place.property(name), tally)?;
-        }
-    }
-    if let Some(defs) = node.get_mut("$defs").and_then(Value::as_object_mut) {
-        for (name, sub) in defs.iter_mut() {
-            transform(sub, &Place(name.clone()), tally)?;
-        }
-    }
-    for key in ["items", "additionalItems", "contains", "not", "if", "then", "else"] {
-        if let Some(sub) = node.get_mut(key) {
-            transform(sub, &place.items(), tally)?;
-        }
-    }
-    for key in ["anyOf", "allOf", "prefixItems"] {
-        if let Some(branches) = node.get_mut(key).and_then(Value::as_array_mut) {
-            let branch_place = if key == "prefixItems" { place.items() } else { place.clone() };
-            for sub in branches {
-                transform(sub, &branch_place, tally)?;
-            }
-        }
-    }
-    Ok(())
+    keywords::for_each_subschema_mut(schema, |keyword, name, sub| {
+        let place = match (keywords::holds(keyword), name) {
+            (Some(Holds::Properties), Some(name)) => place.property(name),
+            (Some(Holds::Definitions), Some(name)) => Place(name.to_string()),
+            (Some(Holds::Inner | Holds::Positions), _) => place.items(),
+            _ => place.clone(),
+        };
+        transform(sub, &place, tally)
+    })
 }
 
 fn is_object_schema(node: &Map<String, Value>) -> bool {
@@ -236,12 +224,12 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
     take("maximum", &|v| Some(format!("Must be at most {v}.")));
     take("exclusiveMaximum", &|v| Some(format!("Must be less than {v}.")));
     take("multipleOf", &|v| Some(format!("Must be a multiple of {v}.")));
-    take("minLength", &|v| Some(format!("Must be at least {} long.", plural(v, "character"))));
-    take("maxLength", &|v| Some(format!("Must be at most {} long.", plural(v, "character"))));
+    take("minLength", &|v| Some(format!("Must be at least {} long.", count(v, "character"))));
+    take("maxLength", &|v| Some(format!("Must be at most {} long.", count(v, "character"))));
     if let Some(min_items) = node.get("minItems")
         && !(min_items == 0 || min_items == 1)
     {
-        let note = format!("Must have at least {}.", plural(min_items, "item"));
+        let note = format!("Must have at least {}.", count(min_items, "item"));
         node.remove("minItems");
         notes.push(note);
     }
@@ -252,10 +240,10 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
             notes.extend(note);
         }
     };
-    take("maxItems", &|v| Some(format!("Must have at most {}.", plural(v, "item"))));
+    take("maxItems", &|v| Some(format!("Must have at most {}.", count(v, "item"))));
     take("uniqueItems", &|v| (v == &Value::Bool(true)).then(|| "Items must be unique.".to_string()));
-    take("minProperties", &|v| Some(format!("Must have at least {}.", plural(v, "field"))));
-    take("maxProperties", &|v| Some(format!("Must have at most {}.", plural(v, "field"))));
+    take("minProperties", &|v| Some(format!("Must have at least {}.", count(v, "field"))));
+    take("maxProperties", &|v| Some(format!("Must have at most {}.", count(v, "field"))));
 
     if let Some(format) = node.get("format").and_then(Value::as_str).map(str::to_string)
         && !SUPPORTED_FORMATS.contains(&format.as_str())
@@ -278,26 +266,16 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
 /// schemars emits (`uint8`, `double`) say nothing the bounds and the type do
 /// not already say, so they are restated only where no bound stands in.
 fn restate_format(format: &str, has_bounds: bool) -> Option<String> {
-    let integer = match format {
-        "int8" | "int16" | "int32" | "int64" | "int128" | "int" => {
-            Some(format!("a signed {}-bit integer", format.trim_start_matches("int").parse().unwrap_or(64)))
-        }
-        "uint8" | "uint16" | "uint32" | "uint64" | "uint128" | "uint" => Some(format!(
-            "an unsigned {}-bit integer",
-            format.trim_start_matches("uint").parse().unwrap_or(64)
-        )),
-        "float" | "double" => return None,
-        _ => None,
-    };
+    let integer = IntegerFormat::parse(format)
+        .map(|int| format!("a{} {}-bit integer", if int.signed { " signed" } else { "n unsigned" }, int.bits));
+    if keywords::is_float_format(format) {
+        return None;
+    }
     match integer {
         Some(_) if has_bounds => None,
         Some(kind) => Some(format!("Must fit in {kind}.")),
         None => Some(format!("Must be in the {format:?} format.")),
     }
-}
-
-fn plural(count: &Value, noun: &str) -> String {
-    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
 }
 
 /// Whether strict tool use accepts a `pattern`: no backreferences (`\1`,
@@ -400,31 +378,15 @@ fn collect_refs(node: &Value, property: &str, out: &mut Vec<(String, String)>, d
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
         out.push((reference.to_string(), property.to_string()));
     }
-    for (key, value) in map {
-        match key.as_str() {
-            "properties" | "patternProperties" | "dependentSchemas" => {
-                for (name, sub) in value.as_object().into_iter().flatten() {
-                    let label = if property.is_empty() { name.clone() } else { format!("{property}.{name}") };
-                    collect_refs(sub, &label, out, depth + 1);
-                }
+    for (keyword, name, sub) in keywords::subschemas_named(node) {
+        match (keywords::holds(keyword), name) {
+            // A definition is walked where it is referred to, not where it stands.
+            (Some(Holds::Definitions), _) => {}
+            (Some(Holds::Properties), Some(name)) => {
+                let label = if property.is_empty() { name.to_string() } else { format!("{property}.{name}") };
+                collect_refs(sub, &label, out, depth + 1);
             }
-            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
-                for sub in value.as_array().into_iter().flatten() {
-                    collect_refs(sub, property, out, depth + 1);
-                }
-            }
-            "items"
-            | "additionalProperties"
-            | "additionalItems"
-            | "contains"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "unevaluatedProperties"
-            | "unevaluatedItems"
-            | "propertyNames" => collect_refs(value, property, out, depth + 1),
-            _ => {}
+            _ => collect_refs(sub, property, out, depth + 1),
         }
     }
 }

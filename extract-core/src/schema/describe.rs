@@ -1,8 +1,10 @@
-//! What the derive knows about a type, kept for run time: [`TypeInfo`] and
-//! [`FieldInfo`]. The structure layer reads it to give a missing field its
-//! recoverability tag, at any depth.
+//! What the derive knows about a type, kept for run time: [`TypeInfo`],
+//! [`FieldInfo`] and [`CheckMeta`]. The tool description lists the checks
+//! from it, the structure layer gives a missing field its recoverability tag
+//! from it (at any depth), and a failed check renders its rule with it, in
+//! the JSON names the model sees.
 
-use crate::{FieldPath, violation::Segment};
+use crate::{FieldPath, Segment};
 
 /// A derived type's names, tags and checks, as the derive saw them.
 #[derive(Debug)]
@@ -16,7 +18,7 @@ pub struct TypeInfo {
     /// The fields the model sees, in declaration order (skipped fields are absent).
     pub fields: &'static [FieldInfo],
     /// The `#[check]`s of the type.
-    pub checks: &'static [crate::check::CheckMeta],
+    pub checks: &'static [CheckMeta],
 }
 
 /// One field the model sees.
@@ -80,5 +82,67 @@ impl TypeInfo {
     /// takes that field's tag; `true` for anything else.
     pub fn recoverable_at(&'static self, path: &FieldPath) -> bool {
         self.walk(path.segments()).0.is_none_or(|f| f.recoverable)
+    }
+}
+
+/// One piece of a rule's text: literal text, or a field path in Rust names
+/// that is shown in JSON names.
+#[derive(Debug)]
+pub enum RulePiece {
+    /// Text shown as is.
+    Text(&'static str),
+    /// A field path, by Rust field names.
+    Path(&'static [&'static str]),
+}
+
+/// Everything the derive knows about one `#[check]`, kept for run time.
+#[derive(Debug)]
+pub struct CheckMeta {
+    /// The rule, e.g. `sum(line_items.amount) == stated_total`.
+    pub rule: &'static [RulePiece],
+    /// The operands whose values a failure shows, each as rule pieces.
+    pub atoms: &'static [&'static [RulePiece]],
+    /// The fields the check reads, by Rust names (a path through a collection
+    /// is cut after its first step: `line_items`).
+    pub fields: &'static [&'static [&'static str]],
+    /// The `tolerance` option as written.
+    pub tolerance: Option<&'static str>,
+    /// The `message` option: `{lhs}`, `{rhs}` and field names are substituted.
+    pub message: Option<&'static str>,
+    /// The names `message` placeholders refer to, in the order the recorder fills them.
+    pub placeholders: &'static [&'static str],
+    /// The `code` option.
+    pub code: Option<&'static str>,
+    /// `false` when the check says `recoverable = false`.
+    pub recoverable: bool,
+    /// For `with = function` checks: the function's path as written.
+    pub with: Option<&'static str>,
+}
+
+impl TypeInfo {
+    /// Renders rule pieces in the JSON names of this type and the types it nests.
+    pub fn render(&'static self, pieces: &[RulePiece]) -> String {
+        let mut out = String::new();
+        for piece in pieces {
+            match piece {
+                RulePiece::Text(text) => out.push_str(text),
+                RulePiece::Path(path) => out.push_str(&self.json_path(path).join(".")),
+            }
+        }
+        out
+    }
+
+    /// The JSON names of a path given by Rust names (a name the tables do not
+    /// know is kept as written).
+    pub fn json_path(&'static self, rust_path: &[&'static str]) -> Vec<&'static str> {
+        let mut ty = Some(self);
+        rust_path
+            .iter()
+            .map(|rust| {
+                let field = ty.and_then(|t| t.fields.iter().find(|f| f.rust_name == *rust));
+                ty = field.and_then(|f| (f.nested)());
+                field.map_or(*rust, |f| f.json_name)
+            })
+            .collect()
     }
 }

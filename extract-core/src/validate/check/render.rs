@@ -1,73 +1,10 @@
-//! How a check is shown: its rule in the JSON names the model sees, and the
-//! values it saw when it failed.
+//! How a failing check shows the values it saw.
 
 use std::fmt;
 
-use crate::TypeInfo;
+use crate::vocabulary::text::shorten;
 
 use super::Number;
-
-/// One piece of a rule's text: literal text, or a field path in Rust names
-/// that is shown in JSON names.
-#[derive(Debug)]
-pub enum RulePiece {
-    /// Text shown as is.
-    Text(&'static str),
-    /// A field path, by Rust field names.
-    Path(&'static [&'static str]),
-}
-
-/// Everything the derive knows about one `#[check]`, kept for run time.
-#[derive(Debug)]
-pub struct CheckMeta {
-    /// The rule, e.g. `sum(line_items.amount) == stated_total`.
-    pub rule: &'static [RulePiece],
-    /// The operands whose values a failure shows, each as rule pieces.
-    pub atoms: &'static [&'static [RulePiece]],
-    /// The fields the check reads, by Rust names (a path through a collection
-    /// is cut after its first step: `line_items`).
-    pub fields: &'static [&'static [&'static str]],
-    /// The `tolerance` option as written.
-    pub tolerance: Option<&'static str>,
-    /// The `message` option: `{lhs}`, `{rhs}` and field names are substituted.
-    pub message: Option<&'static str>,
-    /// The names `message` placeholders refer to, in the order the recorder fills them.
-    pub placeholders: &'static [&'static str],
-    /// The `code` option.
-    pub code: Option<&'static str>,
-    /// `false` when the check says `recoverable = false`.
-    pub recoverable: bool,
-    /// For `with = function` checks: the function's path as written.
-    pub with: Option<&'static str>,
-}
-
-impl TypeInfo {
-    /// Renders rule pieces in the JSON names of this type and the types it nests.
-    pub fn render(&'static self, pieces: &[RulePiece]) -> String {
-        let mut out = String::new();
-        for piece in pieces {
-            match piece {
-                RulePiece::Text(text) => out.push_str(text),
-                RulePiece::Path(path) => out.push_str(&self.json_path(path).join(".")),
-            }
-        }
-        out
-    }
-
-    /// The JSON names of a path given by Rust names (a name the tables do not
-    /// know is kept as written).
-    pub fn json_path(&'static self, rust_path: &[&'static str]) -> Vec<&'static str> {
-        let mut ty = Some(self);
-        rust_path
-            .iter()
-            .map(|rust| {
-                let field = ty.and_then(|t| t.fields.iter().find(|f| f.rust_name == *rust));
-                ty = field.and_then(|f| (f.nested)());
-                field.map_or(*rust, |f| f.json_name)
-            })
-            .collect()
-    }
-}
 
 /// Collects the values a failing check saw. Off on the first (fast) run, where
 /// it is one empty pointer to build and drop; on when the check is run again
@@ -180,7 +117,7 @@ pub trait ShowDisplay {
 }
 impl<T: fmt::Display + ?Sized> ShowDisplay for &&Probe<'_, T> {
     fn show(&self) -> Shown {
-        Shown(crate::violation::shorten(&self.0.to_string()))
+        Shown(shorten(&self.0.to_string(), 60))
     }
 }
 
@@ -191,7 +128,7 @@ pub trait ShowDebug {
 }
 impl<T: fmt::Debug + ?Sized> ShowDebug for &Probe<'_, T> {
     fn show(&self) -> Shown {
-        Shown(crate::violation::shorten(&format!("{:?}", self.0)))
+        Shown(shorten(&format!("{:?}", self.0), 60))
     }
 }
 

@@ -8,14 +8,15 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::outcome::{Escalation, FailedAttempt, Reason, Validated};
+use super::hint;
+use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
+use crate::validate::syntax;
 use crate::{
-    Code, Extractable, FieldPath, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage,
-    Violation, Violations, hint, syntax,
+    Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage,
+    Violation, Violations,
 };
 
 /// What the driver of a [`Run`] does next.
@@ -201,17 +202,7 @@ impl<T> Run<T> {
 
     fn validate(&self, input: &Value) -> Result<T, Violations> {
         let document = self.prompt.document.as_str();
-        match catch_unwind(AssertUnwindSafe(|| (self.validator)(input, document))) {
-            Ok(result) => result,
-            Err(payload) => {
-                let what = crate::validate::panic_message(payload.as_ref());
-                let message = format!("the validator panicked: {what}");
-                Err(Violations::one(
-                    Violation::new(Layer::Semantic, Code::VALIDATOR_PANICKED, FieldPath::root(), message)
-                        .recoverable(false),
-                ))
-            }
-        }
+        crate::validate::guarded(Layer::Semantic, format_args!("the validator"), || (self.validator)(input, document))
     }
 
     fn escalate(&mut self, reason: Reason, reply: &Reply, fix_hint: Option<String>) -> Next<T> {
@@ -286,6 +277,7 @@ impl<T> fmt::Debug for Run<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Code, FieldPath};
     use serde_json::json;
 
     fn tool() -> Tool {

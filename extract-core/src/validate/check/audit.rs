@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
 
-use crate::violation::Segment;
-use crate::{Code, FieldPath, Layer, TypeInfo, Violation};
+use crate::schema::CheckMeta;
+use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation};
 
 use super::EvalError;
-use super::render::{CheckMeta, Recorder, Records};
+use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
 pub struct Audit<'d> {

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::vocabulary::text::kind_of;
 use crate::{Code, FieldPath, Layer, Reply, ReplyContent, Truncation, Violation, Violations};
 
 /// The tool input of `reply` if it is a call of `tool_name` with a JSON
@@ -96,7 +97,7 @@ pub(crate) fn require_object(input: &Value) -> Result<(), Violations> {
     } else {
         Err(syntax(
             Code::INVALID_TYPE,
-            format!("the tool input must be a JSON object, not {}", json_kind(input)),
+            format!("the tool input must be a JSON object, not {}", kind_of(input)),
             true,
         ))
     }
@@ -155,16 +156,6 @@ fn syntax(code: Code, message: String, recoverable: bool) -> Violations {
     Violations::one(Violation::new(Layer::Syntax, code, FieldPath::root(), message).recoverable(recoverable))
 }
 
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 #[cfg(test)]
 mod tests {

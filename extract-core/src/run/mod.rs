@@ -1,0 +1,19 @@
+//! The retry policy, without I/O: a [`Run`] builds each attempt's
+//! [`Prompt`], judges each reply with the validators, and ends in an
+//! [`Outcome`]: `Valid`, or `Escalated` with the whole error chain and a fix
+//! hint. [`Stats`] folds outcomes over many documents. Every driver (async,
+//! blocking, batch) drives this same machine; nothing here awaits, spawns or
+//! touches a file or a socket.
+
+mod hint;
+mod outcome;
+mod policy;
+mod prompt;
+mod retries;
+mod stats;
+
+pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
+pub use policy::{Next, Run};
+pub use prompt::{Block, BlockKind, Correction, Prompt, system_instructions};
+pub use retries::{Retries, RetriesError};
+pub use stats::{Dominant, Stats};

@@ -1,0 +1,14 @@
+//! What the model is shown: the [`Tool`] a model fills in, its strict copy,
+//! and what the derive knows about a type ([`TypeInfo`], [`FieldInfo`],
+//! [`CheckMeta`]), from which the tool's description lists the checks.
+//! Also the keyword tables every walk over a schema shares.
+
+mod derived;
+mod describe;
+pub(crate) mod keywords;
+mod strict;
+mod tool;
+
+pub use derived::tool_of;
+pub use describe::{CheckMeta, FieldInfo, RulePiece, TypeInfo};
+pub use tool::{StrictError, Tool};

@@ -1,0 +1,58 @@
+//! The trait `#[derive(Extractable)]` implements: [`Extractable`].
+
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::structure::StructureValidator;
+use crate::{Tool, TypeInfo};
+
+/// A type a model can be asked to fill in, with its tool definition, its
+/// structural validator and its semantic checks. Derive it with
+/// `#[derive(Extractable)]`; do not implement it by hand.
+pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
+    /// The tool definition a model fills in: name, description (with the list
+    /// of checks) and the input schema.
+    fn tool() -> Tool {
+        Self::__cache().tool.clone()
+    }
+
+    #[doc(hidden)]
+    /// The derive's description of the type.
+    fn __describe() -> &'static TypeInfo;
+
+    #[doc(hidden)]
+    /// Runs the type's checks, then those of every nested value.
+    fn __audit(&self, audit: &mut super::check::Audit<'_>);
+
+    #[doc(hidden)]
+    /// Built once per type: the tool and the compiled structural validator.
+    fn __cache() -> &'static TypeCache;
+}
+
+/// What is computed once per type and kept for the process: the tool and the
+/// structural validator compiled from its schema.
+#[doc(hidden)]
+pub struct TypeCache {
+    pub tool: Tool,
+    pub structure: StructureValidator,
+}
+
+impl TypeCache {
+    /// Builds the cache of `T` into `cell` on first use.
+    pub fn get_or_build<T: Extractable>(cell: &'static OnceLock<TypeCache>) -> &'static TypeCache {
+        cell.get_or_init(|| {
+            let info = T::__describe();
+            let schema =
+                serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
+            // The validator keeps the schema as the type is: `null` on a
+            // required field is a violation. The tool's schema admits `null`
+            // for fields tagged `recoverable = false`, so a model that obeys
+            // the schema can say "absent" instead of inventing a value.
+            let structure = StructureValidator::new(&schema);
+            let tool = crate::schema::tool_of(info, schema);
+            TypeCache { tool, structure }
+        })
+    }
+}

@@ -1,0 +1,333 @@
+//! The structure layer: does the output match the type?
+//!
+//! A [`StructureValidator`] is compiled once per type from the type's JSON
+//! Schema (schemars 1.x, draft 2020-12) and turns every error the `jsonschema`
+//! crate finds into a [`Violation`] with its own path, code, message and
+//! recoverability. [`serde_violation`] covers what only serde rejects (a
+//! number out of range for an `i64`, say), so an output serde refuses always
+//! gets at least one violation.
+//!
+//! Messages are written here, never copied from the validator (whose text
+//! embeds whole offending values): they say what was expected and what came,
+//! quoting at most a short prefix of a long value.
+
+mod compile;
+mod convert;
+mod serde_fallback;
+
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+use crate::{Code, FieldPath, Layer, TypeInfo, Violation};
+use compile::{bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep};
+use convert::Converter;
+pub use serde_fallback::serde_violation;
+
+/// How deep into an output the schema pass looks when the schema itself has
+/// no bound (a recursive type). Deeper parts are cut before validation, so a
+/// value nested 1,000 levels deep never makes a deep copy (the validator clones
+/// the values it reports inside `anyOf` branches, recursively).
+const MAX_VALUE_DEPTH: usize = 128;
+
+/// The compiled schema validator of one type.
+///
+/// Build it once per type (the derive keeps it in a `OnceLock`) and call
+/// [`violations`](StructureValidator::violations) for every output serde
+/// rejects, and for every output when
+/// [`needs_schema_pass`](StructureValidator::needs_schema_pass) says serde
+/// alone does not enforce the whole schema.
+///
+/// ```
+/// use extract_core::structure::StructureValidator;
+/// use serde_json::json;
+///
+/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo {
+///     rust_name: "Note", tool_name: "note", description: "", fields: &[], checks: &[],
+/// };
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {"title": {"type": "string", "maxLength": 5}},
+///     "required": ["title"],
+/// });
+/// let validator = StructureValidator::new(&schema);
+/// assert!(validator.needs_schema_pass()); // serde does not enforce maxLength
+/// let found = validator.violations(&json!({"title": "far too long"}), &INFO);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].path, "title");
+/// assert_eq!(found[0].code, "invalid_value");
+/// ```
+pub struct StructureValidator {
+    /// The schema, kept to resolve schema locations (allowed fields, union branches).
+    schema: Value,
+    /// The compiled validator, or why the schema did not compile.
+    compiled: Result<Validator, String>,
+    /// Whether the schema holds keywords serde does not enforce.
+    needs_schema_pass: bool,
+    /// Whether the type has `f32` numbers, which serde saturates to infinity.
+    has_f32: bool,
+    /// How many levels of an output the schema can judge; deeper parts are cut.
+    judged_depth: usize,
+    /// Whether `judged_depth` is the schema's own bound (so cutting below it
+    /// loses nothing) rather than the [`MAX_VALUE_DEPTH`] cap.
+    depth_is_exact: bool,
+}
+
+impl std::fmt::Debug for StructureValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StructureValidator")
+            .field("compiled", &self.compiled.is_ok())
+            .field("needs_schema_pass", &self.needs_schema_pass)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StructureValidator {
+    /// Compiles the validator of `schema`, with `format` assertions on.
+    ///
+    /// Never panics: a schema that does not compile (a bad `pattern` regex in
+    /// a `#[schemars]` attribute, say) makes every call of
+    /// [`violations`](StructureValidator::violations) report one
+    /// non-recoverable `invalid_schema` violation, and
+    /// [`compile_error`](StructureValidator::compile_error) says why.
+    pub fn new(schema: &Value) -> StructureValidator {
+        // serde turns 1e300 into an infinite `f32` without a word; the
+        // validator's copy of the schema bounds every `f32` to its range.
+        let needs_pass_by_keywords = needs_schema_pass(schema, 0);
+        let mut schema = schema.clone();
+        let has_f32 = bound_f32(&mut schema);
+        let schema = &schema;
+        let compiled = jsonschema::options().should_validate_formats(true).build(schema).map_err(|error| {
+            format!("the type's JSON Schema does not compile: {}", convert::short_text(&error.to_string()))
+        });
+        let needs_schema_pass = compiled.is_err() || needs_pass_by_keywords;
+        // A node at depth `d + 1` is judged by its type alone (its children are
+        // beyond every keyword); keep it, and cut below it.
+        // `uniqueItems` compares whole subtrees, so nothing may be cut under it.
+        let bound = schema_depth(schema, schema, &mut Vec::new())
+            .filter(|d| d + 1 < MAX_VALUE_DEPTH && !mentions_unique_items(schema, 0));
+        let (judged_depth, depth_is_exact) = bound.map_or((MAX_VALUE_DEPTH, false), |d| (d + 1, true));
+        StructureValidator {
+            schema: schema.clone(),
+            compiled,
+            needs_schema_pass,
+            has_f32,
+            judged_depth,
+            depth_is_exact,
+        }
+    }
+
+    /// Whether the schema holds keywords serde does not enforce by itself
+    /// (`pattern`, `minimum`/`maximum`/`exclusive*`, `multipleOf`,
+    /// `minLength`/`maxLength`, `minItems`/`maxItems`, `uniqueItems`,
+    /// `format`, `const`, ...). When true, run
+    /// [`violations`](StructureValidator::violations) even after serde
+    /// accepted the output.
+    ///
+    /// Keywords schemars derives from a Rust type and that serde enforces
+    /// exactly are not counted: the numeric formats (`uint8`, `int64`,
+    /// `double`, ...) and the bounds that merely restate an integer type's
+    /// range (`minimum: 0, maximum: 255` on a `u8`).
+    pub fn needs_schema_pass(&self) -> bool {
+        self.needs_schema_pass
+    }
+
+    /// Whether `value`, which serde accepted, must still go through the
+    /// schema pass: always when [`needs_schema_pass`](Self::needs_schema_pass),
+    /// and for a type with `f32` fields when the value holds a number beyond
+    /// `f32`'s range (a cheap scan instead of a schema pass on every output).
+    pub fn must_check(&self, value: &Value) -> bool {
+        self.needs_schema_pass || (self.has_f32 && exceeds_f32(value))
+    }
+
+    /// Why the schema did not compile, if it did not.
+    pub fn compile_error(&self) -> Option<&str> {
+        self.compiled.as_ref().err().map(String::as_str)
+    }
+
+    /// Every structural violation of `value`, each with its JSON path, in the
+    /// order the schema lists the keywords. Empty when the value matches.
+    ///
+    /// A required field that is absent, or `null` where the schema does not
+    /// allow `null`, is `missing_field` at the field's own path and takes the
+    /// field's recoverability tag from `info`; every other structural
+    /// violation is recoverable. `null` on an `Option` field is valid.
+    pub fn violations(&self, value: &Value, info: &'static TypeInfo) -> Vec<Violation> {
+        let validator = match &self.compiled {
+            Ok(validator) => validator,
+            Err(reason) => {
+                return vec![
+                    Violation::new(
+                        Layer::Structure,
+                        Code::new_static("invalid_schema"),
+                        FieldPath::root(),
+                        reason,
+                    )
+                    .recoverable(false),
+                ];
+            }
+        };
+        let mut out = Vec::new();
+        let cut;
+        let value = match too_deep(value, self.judged_depth) {
+            None => value,
+            Some(deep_path) => {
+                if !self.depth_is_exact {
+                    out.push(Violation::new(
+                        Layer::Structure,
+                        Code::INVALID_VALUE,
+                        deep_path,
+                        format!("nested more than {MAX_VALUE_DEPTH} levels deep; flatten this value"),
+                    ));
+                }
+                cut = cut_below(value, self.judged_depth);
+                &cut
+            }
+        };
+        let converter = Converter { root: &self.schema, value, info };
+        let errors: Vec<ValidationError<'_>> = validator.iter_errors(value).collect();
+        converter.convert_all(&errors, &mut out);
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|v| seen.insert((v.path.clone(), v.code.clone(), v.message.clone())));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::convert::{field_path, got, join_or};
+    use super::serde_fallback::rust_expected;
+    use super::*;
+    use crate::Segment;
+    use jsonschema::paths::Location;
+    use serde_json::json;
+
+    static INFO: TypeInfo =
+        TypeInfo { rust_name: "T", tool_name: "t", description: "", fields: &[], checks: &[] };
+
+    #[test]
+    fn numeric_formats_and_their_natural_bounds_need_no_schema_pass() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "b": {"type": ["integer", "null"], "format": "uint32", "minimum": 0},
+                "c": {"type": "number", "format": "double"},
+                "d": {"type": "integer", "format": "int64"}
+            }
+        });
+        assert!(!StructureValidator::new(&schema).needs_schema_pass());
+    }
+
+    #[test]
+    fn tighter_bounds_and_string_keywords_need_a_schema_pass() {
+        for extra in [
+            json!({"type": "integer", "format": "uint8", "minimum": 1, "maximum": 255}),
+            json!({"type": "number", "format": "double", "maximum": 100}),
+            json!({"type": "string", "pattern": "^a$"}),
+            json!({"type": "string", "format": "email"}),
+            json!({"type": "array", "items": {"type": "string", "maxLength": 3}}),
+            json!({"const": "x"}),
+        ] {
+            let schema = json!({"type": "object", "properties": {"x": extra}});
+            assert!(StructureValidator::new(&schema).needs_schema_pass(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn keywords_hidden_in_defs_are_found() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"item": {"$ref": "#/$defs/Item"}},
+            "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "string", "minLength": 1}}}}
+        });
+        assert!(StructureValidator::new(&schema).needs_schema_pass());
+    }
+
+    #[test]
+    fn a_property_named_like_a_keyword_is_not_a_keyword() {
+        let schema = json!({"type": "object", "properties": {"pattern": {"type": "string"}}});
+        assert!(!StructureValidator::new(&schema).needs_schema_pass());
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_is_one_non_recoverable_violation() {
+        let schema =
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(unclosed"}}});
+        let validator = StructureValidator::new(&schema);
+        assert!(validator.compile_error().is_some());
+        assert!(validator.needs_schema_pass());
+        let found = validator.violations(&json!({"x": "a"}), &INFO);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, "invalid_schema");
+        assert!(!found[0].recoverable);
+    }
+
+    #[test]
+    fn numeric_object_keys_stay_keys() {
+        let value = json!({"7": {"a": [1, 2]}});
+        let location = Location::new().join("7").join("a").join(1usize);
+        assert_eq!(field_path(&value, &location).to_string(), "7.a[1]");
+        assert_eq!(field_path(&value, &location).segments()[0], Segment::Key("7".into()));
+    }
+
+    fn nested_objects(depth: usize) -> Value {
+        let mut value = json!("leaf");
+        for _ in 0..depth {
+            value = json!({ "child": value });
+        }
+        value
+    }
+
+    #[test]
+    fn schema_depth_counts_levels_and_sees_recursion() {
+        let flat = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(schema_depth(&flat, &flat, &mut Vec::new()), Some(1));
+        let nested = json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+            "$defs": {"Item": {"anyOf": [{"type": "object", "properties": {"n": {"type": "number"}}}, {"type": "null"}]}}
+        });
+        assert_eq!(schema_depth(&nested, &nested, &mut Vec::new()), Some(3));
+        let recursive = json!({
+            "type": "object",
+            "properties": {"child": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}
+        });
+        assert_eq!(schema_depth(&recursive, &recursive, &mut Vec::new()), None);
+    }
+
+    #[test]
+    fn cutting_keeps_shape_down_to_the_limit() {
+        let value = nested_objects(5);
+        assert_eq!(too_deep(&value, 4).map(|p| p.to_string()), Some("child.child.child.child.child".into()));
+        assert_eq!(too_deep(&value, 5), None);
+        let cut = cut_below(&value, 2);
+        assert_eq!(cut, json!({"child": {"child": {"child": null}}}));
+    }
+
+    #[test]
+    fn a_recursive_schema_survives_a_value_a_thousand_levels_deep() {
+        // Recursive: the schema cannot bound the depth, so the cap applies.
+        let schema = json!({
+            "type": "object",
+            "properties": {"child": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
+            "required": ["child"]
+        });
+        let validator = StructureValidator::new(&schema);
+        let found = validator.violations(&nested_objects(1000), &INFO);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].code, "invalid_value");
+        assert_eq!(found[0].message, "nested more than 128 levels deep; flatten this value");
+        assert_eq!(found[0].path.segments().len(), MAX_VALUE_DEPTH + 1);
+        assert!(found.iter().all(|v| v.message.len() < 200));
+        assert!(found.iter().all(|v| v.path.segments().len() <= MAX_VALUE_DEPTH + 1));
+    }
+
+    #[test]
+    fn messages_join_alternatives() {
+        assert_eq!(join_or(&["a".into()]), "a");
+        assert_eq!(join_or(&["a".into(), "b".into()]), "a or b");
+        assert_eq!(join_or(&["a".into(), "b".into(), "c".into()]), "a, b or c");
+        assert_eq!(rust_expected("u8"), "an integer from 0 to 255");
+        assert_eq!(got(&json!([1, 2])), "an array of 2 items");
+    }
+}
