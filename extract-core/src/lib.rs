@@ -24,14 +24,14 @@ pub mod anthropic;
 pub use drive::testing;
 pub use drive::{Error, Extractor, Model, ModelFuture};
 pub use run::{
-    Block, BlockKind, Correction, Dominant, Escalation, FailedAttempt, Next, Outcome, Prompt, Reason, Retries,
-    RetriesError, Run, Stats, Validated, system_instructions,
+    Block, BlockKind, Correction, Dominant, Escalation, FailedAttempt, Next, Outcome, Prompt, Reason,
+    Retries, RetriesError, Run, Stats, Validated, system_instructions,
 };
 pub use schema::{FieldInfo, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
-    Code, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Truncation, Usage, Violation, Violations,
-    quote_prefix,
+    Code, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Truncation, Usage, Violation,
+    Violations, quote_prefix,
 };
 
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.

@@ -29,14 +29,24 @@
 //!   `stop_reason` `refusal`, `max_tokens` and `model_context_window_exceeded`
 //!   are a refusal (with `stop_details`) and truncated replies. Usage maps
 //!   input, output, cache-write and cache-read tokens.
-//! - **Secrecy.** The API key appears in no `Debug` output, error or log line.
+//! - **Secrecy.** The API key appears in no `Debug` output, error or log
+//!   line; nor do a user name and password in the base URL.
+//! - **Body limit.** A response body past [`DEFAULT_BODY_LIMIT`] (or the
+//!   builder's `body_limit`) is an error naming the limit, never read whole.
+//!
+//! The transport (retries, body limit, masking) is the one every HTTP
+//! backend shares; this module holds only what is the Messages API's own:
+//! the request ([`request`]), the reply and error shapes ([`response`]),
+//! and the tool-choice fallback ([`Client`]).
 
+mod builder;
 mod client;
 mod request;
 mod response;
-mod retry;
 
-pub use client::{
-    API_VERSION, Client, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
+pub use crate::drive::http::DEFAULT_BODY_LIMIT;
+pub use builder::{
+    API_VERSION, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
     DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, refuses_forced_tool_use,
 };
+pub use client::Client;

@@ -17,7 +17,7 @@
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::{Prompt, Tool};
+use crate::{BlockKind, Prompt, Tool};
 
 /// How the request asks for the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,23 +28,6 @@ pub(crate) enum ToolChoice {
     /// tool and an instruction to answer only through it.
     AutoStrict,
 }
-
-// The labels start with the names the system and correction instructions use
-// for the blocks (`BlockKind::label`: "under DOCUMENT", "under PREVIOUS
-// OUTPUT", ...), so the text the model reads refers to what it sees.
-
-/// The title of the document block, so the model can tell source from the rest.
-pub(crate) const DOCUMENT_TITLE: &str = "DOCUMENT (the source document)";
-
-/// The label of the block that carries the previous attempt's output.
-pub(crate) const PREVIOUS_OUTPUT_LABEL: &str =
-    "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):";
-
-/// The label of the block that carries the previous attempt's violations.
-pub(crate) const VIOLATIONS_LABEL: &str = "VALIDATION ERRORS (what was wrong with that answer):";
-
-/// The label of the block that carries the correction instruction.
-pub(crate) const INSTRUCTION_LABEL: &str = "INSTRUCTION:";
 
 fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
@@ -111,24 +94,36 @@ fn strict_or_plain(tool: &Tool) -> Tool {
     }
 }
 
-/// The content blocks of the one user message.
+/// The title of the document block and the heading of each correction block:
+/// the block's label and what it holds, so the text the model reads (the
+/// system and correction instructions name blocks by their labels) refers to
+/// what it sees.
+pub(crate) fn heading(kind: BlockKind) -> String {
+    format!("{} ({})", kind.label(), kind.meaning())
+}
+
+/// The content blocks of the one user message: the prompt's blocks in order,
+/// less the system and the tool, which the request carries in fields of their own.
 fn content(prompt: &Prompt) -> Vec<Value> {
-    let mut blocks = vec![json!({
-        "type": "document",
-        "source": { "type": "text", "media_type": "text/plain", "data": prompt.document },
-        "title": DOCUMENT_TITLE,
-        "cache_control": ephemeral(),
-    })];
-    match &prompt.correction {
-        None => blocks.push(text(format!(
+    let mut blocks = Vec::new();
+    for block in prompt.blocks() {
+        match block.kind {
+            BlockKind::System | BlockKind::Tool => {}
+            BlockKind::Document => blocks.push(json!({
+                "type": "document",
+                "source": { "type": "text", "media_type": "text/plain", "data": block.text },
+                "title": heading(BlockKind::Document),
+                "cache_control": ephemeral(),
+            })),
+            BlockKind::Instruction => blocks.push(text(format!("{}:\n{}", block.kind.label(), block.text))),
+            kind => blocks.push(text(format!("{}:\n{}", heading(kind), block.text))),
+        }
+    }
+    if !prompt.is_correction() {
+        blocks.push(text(format!(
             "Record the data of the source document above by calling the tool `{}`.",
             prompt.tool.name
-        ))),
-        Some(correction) => {
-            blocks.push(text(format!("{PREVIOUS_OUTPUT_LABEL}\n{}", correction.previous_output)));
-            blocks.push(text(format!("{VIOLATIONS_LABEL}\n{}", correction.violations)));
-            blocks.push(text(format!("{INSTRUCTION_LABEL}\n{}", correction.instruction)));
-        }
+        )));
     }
     blocks
 }
@@ -207,23 +202,12 @@ mod tests {
         let content = body["messages"][0]["content"].as_array().unwrap();
         assert_eq!(content.len(), 4);
         assert_eq!(content[0]["type"], "document");
-        assert_eq!(content[1]["text"], format!("{PREVIOUS_OUTPUT_LABEL}\n{{\"a\":1}}"));
-        assert_eq!(content[2]["text"], format!("{VIOLATIONS_LABEL}\na: too small"));
-        assert_eq!(content[3]["text"], format!("{INSTRUCTION_LABEL}\nFix only a."));
+        assert_eq!(
+            content[1]["text"],
+            "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):\n{\"a\":1}"
+        );
+        assert_eq!(content[2]["text"], "VALIDATION ERRORS (what was wrong with that answer):\na: too small");
+        assert_eq!(content[3]["text"], "INSTRUCTION:\nFix only a.");
         assert!(content[1..].iter().all(|b| b.get("cache_control").is_none()));
-    }
-}
-
-#[cfg(test)]
-mod label_tests {
-    use super::*;
-    use crate::BlockKind;
-
-    #[test]
-    fn api_labels_start_with_the_names_the_instructions_use() {
-        assert!(DOCUMENT_TITLE.starts_with(BlockKind::Document.label()));
-        assert!(PREVIOUS_OUTPUT_LABEL.starts_with(BlockKind::PreviousOutput.label()));
-        assert!(VIOLATIONS_LABEL.starts_with(BlockKind::Violations.label()));
-        assert!(INSTRUCTION_LABEL.starts_with(BlockKind::Instruction.label()));
     }
 }

@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::drive::http::transport::{ApiError, body_prefix};
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 
 #[derive(Deserialize)]
@@ -62,7 +63,7 @@ pub(crate) fn reply(body: &[u8], tool: &str) -> Result<Reply, Error> {
     let message: Message = serde_json::from_slice(body).map_err(|e| {
         Error::invalid_response(format!(
             "the Messages API returned a body that is not a message ({e}); it begins: {}",
-            prefix(body)
+            body_prefix(body)
         ))
     })?;
     let usage = message.usage.map(Usage::from).unwrap_or_default();
@@ -102,19 +103,6 @@ pub(crate) fn reply(body: &[u8], tool: &str) -> Result<Reply, Error> {
     Ok(Reply { content, usage })
 }
 
-/// What an error response says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ApiError {
-    /// `error.type`, or `http_error` when the body is not the API's error shape.
-    pub(crate) error_type: String,
-    /// `error.message`, or the start of the body.
-    pub(crate) message: String,
-    /// `error.details.error_code`, when present.
-    pub(crate) error_code: Option<String>,
-    /// The body's `request_id`, when present.
-    pub(crate) request_id: Option<String>,
-}
-
 #[derive(Deserialize)]
 struct ErrorBody {
     error: ErrorObject,
@@ -148,39 +136,18 @@ pub(crate) fn api_error(status: u16, body: &[u8]) -> ApiError {
             message: parsed.error.message,
             request_id: parsed.request_id,
         },
-        Err(_) => ApiError {
-            error_type: "http_error".into(),
-            message: if body.is_empty() {
-                format!("HTTP {status} with an empty body")
-            } else {
-                format!("HTTP {status}: {}", prefix(body))
-            },
-            error_code: None,
-            request_id: None,
-        },
+        Err(_) => ApiError::unparsed(status, body),
     }
 }
 
-impl ApiError {
-    /// Whether this 400 says the forced `tool_choice` is not accepted.
-    pub(crate) fn rejects_forced_tool_choice(&self, status: u16) -> bool {
-        let message = self.message.to_ascii_lowercase();
-        status == 400
-            && (message.contains("tool_choice")
-                || message.contains("tool choice")
-                || message.contains("forced tool")
-                || message.contains("forcing a tool"))
-    }
-}
-
-/// The first 200 characters of a body, for error messages.
-fn prefix(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut out: String = text.chars().take(200).collect();
-    if text.chars().nth(200).is_some() {
-        out.push('…');
-    }
-    out
+/// Whether this error is a 400 saying the forced `tool_choice` is not accepted.
+pub(crate) fn rejects_forced_tool_choice(error: &ApiError, status: u16) -> bool {
+    let message = error.message.to_ascii_lowercase();
+    status == 400
+        && (message.contains("tool_choice")
+            || message.contains("tool choice")
+            || message.contains("forced tool")
+            || message.contains("forcing a tool"))
 }
 
 #[cfg(test)]
@@ -315,9 +282,9 @@ mod tests {
             request_id: None,
         };
         let rejection = about("tool_choice.type: \"tool\" is not supported for this model");
-        assert!(rejection.rejects_forced_tool_choice(400));
-        assert!(!rejection.rejects_forced_tool_choice(500));
-        assert!(about("Forced tool use is not supported with this model").rejects_forced_tool_choice(400));
-        assert!(!about("max_tokens: must be positive").rejects_forced_tool_choice(400));
+        assert!(rejects_forced_tool_choice(&rejection, 400));
+        assert!(!rejects_forced_tool_choice(&rejection, 500));
+        assert!(rejects_forced_tool_choice(&about("Forced tool use is not supported with this model"), 400));
+        assert!(!rejects_forced_tool_choice(&about("max_tokens: must be positive"), 400));
     }
 }

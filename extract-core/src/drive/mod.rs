@@ -4,6 +4,8 @@
 
 mod error;
 mod extractor;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 mod model;
 pub mod testing;
 

@@ -15,8 +15,7 @@ use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use crate::validate::syntax;
 use crate::{
-    Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage,
-    Violation, Violations,
+    Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation, Violations,
 };
 
 /// What the driver of a [`Run`] does next.
@@ -202,7 +201,9 @@ impl<T> Run<T> {
 
     fn validate(&self, input: &Value) -> Result<T, Violations> {
         let document = self.prompt.document.as_str();
-        crate::validate::guarded(Layer::Semantic, format_args!("the validator"), || (self.validator)(input, document))
+        crate::validate::guarded(Layer::Semantic, format_args!("the validator"), || {
+            (self.validator)(input, document)
+        })
     }
 
     fn escalate(&mut self, reason: Reason, reply: &Reply, fix_hint: Option<String>) -> Next<T> {

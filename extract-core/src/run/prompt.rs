@@ -98,6 +98,19 @@ pub enum BlockKind {
 }
 
 impl BlockKind {
+    /// What the block is, in a few words, for a model reading it beside its
+    /// label: "the source document", "what was wrong with that answer".
+    pub fn meaning(self) -> &'static str {
+        match self {
+            BlockKind::System => "how to answer",
+            BlockKind::Tool => "the tool to call",
+            BlockKind::Document => "the source document",
+            BlockKind::PreviousOutput => "your previous answer: the input you gave the tool, verbatim",
+            BlockKind::Violations => "what was wrong with that answer",
+            BlockKind::Instruction => "what to do now",
+        }
+    }
+
     /// The label the block carries in the flattened text.
     pub fn label(self) -> &'static str {
         match self {

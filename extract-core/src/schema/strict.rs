@@ -266,8 +266,9 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
 /// schemars emits (`uint8`, `double`) say nothing the bounds and the type do
 /// not already say, so they are restated only where no bound stands in.
 fn restate_format(format: &str, has_bounds: bool) -> Option<String> {
-    let integer = IntegerFormat::parse(format)
-        .map(|int| format!("a{} {}-bit integer", if int.signed { " signed" } else { "n unsigned" }, int.bits));
+    let integer = IntegerFormat::parse(format).map(|int| {
+        format!("a{} {}-bit integer", if int.signed { " signed" } else { "n unsigned" }, int.bits)
+    });
     if keywords::is_float_format(format) {
         return None;
     }

@@ -1,12 +1,7 @@
 //! Provenance: [`Sourced<T>`], a value with the quote of the document it was read from.
 
-use std::any::Any;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::TypeInfo;
-use super::check::{Audit, Audited};
 
 /// A value together with the span of the document the model read it from.
 ///
@@ -37,25 +32,4 @@ pub struct Sourced<T> {
     /// The exact span of the document the value was read from.
     #[schemars(description = "The exact text of the document the value was read from, copied verbatim.")]
     pub quote: String,
-}
-
-impl<T: 'static> Audited for Sourced<T> {
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
-    }
-    fn type_info() -> Option<&'static TypeInfo> {
-        None
-    }
-}
-
-/// The text to find in the quote, for text values (`String`, `Option<String>`,
-/// `Box<str>`); `None` for any other value, whose quote alone is checked.
-fn quoted_text(value: &dyn Any) -> Option<&str> {
-    if let Some(text) = value.downcast_ref::<String>() {
-        Some(text)
-    } else if let Some(text) = value.downcast_ref::<Option<String>>() {
-        text.as_deref()
-    } else {
-        value.downcast_ref::<Box<str>>().map(|text| &**text)
-    }
 }

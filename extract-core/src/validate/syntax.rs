@@ -156,7 +156,6 @@ fn syntax(code: Code, message: String, recoverable: bool) -> Violations {
     Violations::one(Violation::new(Layer::Syntax, code, FieldPath::root(), message).recoverable(recoverable))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 use crate::schema::CheckMeta;
-use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation};
+use crate::{Code, FieldPath, Layer, Segment, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
 use super::render::{Recorder, Records};
@@ -351,5 +351,28 @@ impl<T> NestedNone for NestedProbe<T> {
     }
     fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment] {
         path
+    }
+}
+
+// Provenance is part of the semantic walk: a `Sourced` value's quote is
+// checked against the document wherever the walk meets it.
+impl<T: 'static> Audited for Sourced<T> {
+    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+        audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
+    }
+    fn type_info() -> Option<&'static TypeInfo> {
+        None
+    }
+}
+
+/// The text to find in the quote, for text values (`String`, `Option<String>`,
+/// `Box<str>`); `None` for any other value, whose quote alone is checked.
+fn quoted_text(value: &dyn std::any::Any) -> Option<&str> {
+    if let Some(text) = value.downcast_ref::<String>() {
+        Some(text)
+    } else if let Some(text) = value.downcast_ref::<Option<String>>() {
+        text.as_deref()
+    } else {
+        value.downcast_ref::<Box<str>>().map(|text| &**text)
     }
 }

@@ -20,9 +20,7 @@ pub use num::{
 };
 pub use ops::*;
 pub use path::*;
-pub use render::{
-    Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown,
-};
+pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
 
 /// Why a check could not be evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -528,7 +528,6 @@ fn format_hint(format: &str) -> String {
     }
 }
 
-
 /// `a`, `a or b`, `a, b or c`.
 pub(super) fn join_or(items: &[String]) -> String {
     match items {
@@ -550,8 +549,6 @@ pub(super) fn join_list(items: &[String]) -> String {
 fn list_values(values: &[Value]) -> String {
     join_list(&values.iter().map(show).collect::<Vec<_>>())
 }
-
-
 
 /// A message fragment from elsewhere (a pattern, a library's text), kept short.
 pub(super) fn short_text(text: &str) -> String {

@@ -19,7 +19,9 @@ use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
 use crate::{Code, FieldPath, Layer, TypeInfo, Violation};
-use compile::{bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep};
+use compile::{
+    bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep,
+};
 use convert::Converter;
 pub use serde_fallback::serde_violation;
 

@@ -10,9 +10,9 @@
 //!   otherwise an exponential backoff (0.5 s doubling to at most 8 s by
 //!   default) with up to 25 % jitter taken off.
 //!
-//! One exception the SDKs do not make: a 429 whose `error.details.error_code`
-//! is `enforced_spend_limit_reached` is never retried, because access only
-//! resumes when the month turns or the tier changes.
+//! One exception the SDKs do not make: a 429 whose error code says a spend
+//! limit or quota is exhausted ([`UNRETRYABLE_CODES`]) is never retried,
+//! because access only resumes when the month turns or the plan changes.
 
 use std::time::{Duration, SystemTime};
 
@@ -20,19 +20,20 @@ use std::time::{Duration, SystemTime};
 /// to the backoff, as the official SDKs do.
 pub(crate) const MAX_TRUSTED_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-/// The error code of a 429 that waiting cannot fix.
-pub(crate) const SPEND_LIMIT_CODE: &str = "enforced_spend_limit_reached";
+/// The error codes of a 429 that waiting cannot fix: Anthropic's exhausted
+/// spend limit, OpenAI's exhausted quota.
+pub(crate) const UNRETRYABLE_CODES: &[&str] = &["enforced_spend_limit_reached", "insufficient_quota"];
 
 /// Whether a response with an error `status` should be retried.
 ///
 /// `should_retry_header` is the value of `x-should-retry`, when sent;
-/// `error_code` is the body's `error.details.error_code`, when sent.
+/// `error_code` is the error code the body states, when it states one.
 pub(crate) fn should_retry_status(
     status: u16,
     should_retry_header: Option<&str>,
     error_code: Option<&str>,
 ) -> bool {
-    if status == 429 && error_code == Some(SPEND_LIMIT_CODE) {
+    if status == 429 && error_code.is_some_and(|code| UNRETRYABLE_CODES.contains(&code)) {
         return false;
     }
     match should_retry_header.map(str::trim) {
@@ -132,8 +133,8 @@ mod tests {
 
     #[test]
     fn the_spend_limit_429_is_never_retried() {
-        assert!(!should_retry_status(429, None, Some(SPEND_LIMIT_CODE)));
-        assert!(!should_retry_status(429, Some("true"), Some(SPEND_LIMIT_CODE)));
+        assert!(!should_retry_status(429, None, Some(UNRETRYABLE_CODES[0])));
+        assert!(!should_retry_status(429, Some("true"), Some(UNRETRYABLE_CODES[0])));
         assert!(should_retry_status(429, None, Some("rate_limited")));
     }
 

@@ -1,0 +1,186 @@
+//! [`ClientBuilder`]: the settings of a [`Client`], checked once when it is built.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use super::Client;
+use crate::Error;
+use crate::drive::http::transport::{Settings, Transport, mask_credentials};
+
+/// The `anthropic-version` header every request carries.
+pub const API_VERSION: &str = "2026-10-21";
+
+/// The model used when none is set: the one the model docs recommend for
+/// high-volume extraction.
+pub const DEFAULT_MODEL: &str = "claude-haiku-5-5";
+
+/// The API's address, used unless a base URL is set.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// `max_tokens` unless set. Thinking tokens count toward it.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The request timeout unless set (the official SDKs' default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Transport retries unless set (the official SDKs' default).
+pub const DEFAULT_TRANSPORT_RETRIES: u32 = 2;
+
+/// Models whose documentation says they answer a forced `tool_choice`
+/// (`{"type": "tool"}` or `{"type": "any"}`) with a 400. Requests to them use
+/// `{"type": "auto"}` with a strict tool from the first call.
+pub const MODELS_REFUSING_FORCED_TOOL_USE: &[&str] =
+    &["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1"];
+
+/// Whether `model` is documented to refuse a forced `tool_choice`: one of
+/// [`MODELS_REFUSING_FORCED_TOOL_USE`], or a dated or suffixed id of one.
+pub fn refuses_forced_tool_use(model: &str) -> bool {
+    MODELS_REFUSING_FORCED_TOOL_USE
+        .iter()
+        .any(|id| model == *id || model.strip_prefix(id).is_some_and(|rest| rest.starts_with(['-', '@'])))
+}
+
+pub(super) const API_KEY_VAR: &str = "ANTHROPIC_API_KEY";
+pub(super) const BASE_URL_VAR: &str = "ANTHROPIC_BASE_URL";
+pub(super) const MODEL_VAR: &str = "ANTHROPIC_MODEL";
+pub(super) const REDACTED: &str = "[redacted]";
+
+/// Configures a [`Client`]; see [`Client::builder`].
+#[derive(Clone)]
+pub struct ClientBuilder {
+    api_key: Option<String>,
+    base_url: String,
+    model: String,
+    max_tokens: u32,
+    settings: Settings,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> ClientBuilder {
+        ClientBuilder {
+            api_key: None,
+            base_url: DEFAULT_BASE_URL.into(),
+            model: DEFAULT_MODEL.into(),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            settings: Settings {
+                timeout: DEFAULT_TIMEOUT,
+                retries: DEFAULT_TRANSPORT_RETRIES,
+                ..Settings::default()
+            },
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The API key sent as `x-api-key`. Required.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> ClientBuilder {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// The base URL, for proxies and tests; requests go to `{base_url}/v1/messages`.
+    /// Default [`DEFAULT_BASE_URL`].
+    pub fn base_url(mut self, base_url: impl Into<String>) -> ClientBuilder {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// The model id. Default [`DEFAULT_MODEL`]; any id is accepted.
+    pub fn model(mut self, model: impl Into<String>) -> ClientBuilder {
+        self.model = model.into();
+        self
+    }
+
+    /// The `max_tokens` of every request (thinking included). Default [`DEFAULT_MAX_TOKENS`].
+    pub fn max_tokens(mut self, max_tokens: u32) -> ClientBuilder {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// How long one HTTP request may take, from connecting to the end of the
+    /// body. A request that takes longer is a transport failure (and retried).
+    /// Default [`DEFAULT_TIMEOUT`].
+    pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.settings.timeout = timeout;
+        self
+    }
+
+    /// How many times a failed HTTP request is retried (so a call makes at
+    /// most `transport_retries + 1` requests). These never spend a validation
+    /// attempt. Default [`DEFAULT_TRANSPORT_RETRIES`].
+    pub fn transport_retries(mut self, retries: u32) -> ClientBuilder {
+        self.settings.retries = retries;
+        self
+    }
+
+    /// The backoff used when the server gives no usable `retry-after`:
+    /// `initial` doubling per retry up to `max`, less up to 25 % jitter.
+    /// Default 0.5 s and 8 s, as in the official SDKs; tests set it lower.
+    pub fn retry_backoff(mut self, initial: Duration, max: Duration) -> ClientBuilder {
+        self.settings.backoff_initial = initial;
+        self.settings.backoff_max = max.max(initial);
+        self
+    }
+
+    /// The body limit: a response larger than `bytes` is an
+    /// [`Error::InvalidResponse`] naming the limit, and is not read further.
+    /// Default [`DEFAULT_BODY_LIMIT`](super::DEFAULT_BODY_LIMIT).
+    pub fn body_limit(mut self, bytes: usize) -> ClientBuilder {
+        self.settings.body_limit = bytes;
+        self
+    }
+
+    /// The client. `Err(Error::Config)` when the key is missing or not a
+    /// valid header value, the base URL is not `http(s)://`, `max_tokens` is
+    /// 0, or the HTTP stack cannot start. Messages never show the key, nor
+    /// credentials in the base URL.
+    pub fn build(self) -> Result<Client, Error> {
+        let key = self.api_key.as_deref().map(str::trim).unwrap_or_default();
+        if key.is_empty() {
+            return Err(Error::config(format!(
+                "no Anthropic API key: set {API_KEY_VAR} or call ClientBuilder::api_key"
+            )));
+        }
+        let mut api_key = HeaderValue::from_str(key).map_err(|_| {
+            Error::config("the Anthropic API key contains characters that cannot be sent in a header")
+        })?;
+        api_key.set_sensitive(true);
+        if self.max_tokens == 0 {
+            return Err(Error::config("max_tokens must be at least 1"));
+        }
+        if self.model.trim().is_empty() {
+            return Err(Error::config("the model id is empty"));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", api_key);
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        let transport =
+            Transport::new("Messages API", &self.base_url, "/v1/messages", headers, self.settings)?;
+        Ok(Client {
+            transport,
+            base_url: mask_credentials(self.base_url.trim().trim_end_matches('/')),
+            model: self.model,
+            max_tokens: self.max_tokens,
+            settings: self.settings,
+            forced_refused: Arc::new(AtomicBool::new(false)),
+        })
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
+            .field("base_url", &mask_credentials(&self.base_url))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("timeout", &self.settings.timeout)
+            .field("transport_retries", &self.settings.retries)
+            .field("retry_backoff", &(self.settings.backoff_initial, self.settings.backoff_max))
+            .finish()
+    }
+}

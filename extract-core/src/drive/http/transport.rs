@@ -1,0 +1,360 @@
+//! One HTTP exchange with a model API and its transport retries, shared by
+//! every backend: the endpoint (with any credentials in its URL masked for
+//! messages), the headers (secret ones never shown), the retry loop of
+//! [`retry`](super::retry), and a cap on the response body.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use tracing::{debug, warn};
+
+use super::retry;
+use crate::Error;
+use crate::vocabulary::text::shorten;
+
+/// The largest response body a client reads: 16 MiB. A model reply is a few
+/// kilobytes to a few hundred; a body past the cap is an
+/// [`Error::InvalidResponse`] naming the limit, and the rest is never read.
+pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How requests are timed and retried; each backend's builder fills it in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    pub timeout: Duration,
+    pub retries: u32,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    pub body_limit: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            timeout: Duration::from_secs(600),
+            retries: 2,
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(8),
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+}
+
+/// An error body, in the terms every API shares.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ApiError {
+    /// The API's error type (`invalid_request_error`), or `http_error` for a
+    /// body that is not the API's error shape.
+    pub error_type: String,
+    /// The API's message, or a short prefix of the body.
+    pub message: String,
+    /// A finer code the body states (`enforced_spend_limit_reached`), if any.
+    pub error_code: Option<String>,
+    /// The request id the body states, if any.
+    pub request_id: Option<String>,
+}
+
+impl ApiError {
+    /// The error for a body that is not the API's error shape: its status and
+    /// the first characters of the body.
+    pub fn unparsed(status: u16, body: &[u8]) -> ApiError {
+        ApiError {
+            error_type: "http_error".into(),
+            message: if body.is_empty() {
+                format!("HTTP {status} with an empty body")
+            } else {
+                format!("HTTP {status}: {}", body_prefix(body))
+            },
+            error_code: None,
+            request_id: None,
+        }
+    }
+}
+
+/// The first 200 characters of a body, for messages.
+pub(crate) fn body_prefix(body: &[u8]) -> String {
+    shorten(&String::from_utf8_lossy(&body[..body.len().min(4096)]), 200)
+}
+
+/// Why one exchange failed, before a backend turns it into an [`Error`].
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The API answered with an error status.
+    Api { status: u16, error: ApiError, request_id: Option<String> },
+    /// No usable answer came: connection, timeout, a body cut short.
+    Transport(String),
+    /// The answer was larger than the body limit.
+    TooLarge(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Api { status, error, .. } => {
+                write!(f, "HTTP {status} {}: {}", error.error_type, error.message)
+            }
+            Failure::Transport(message) | Failure::TooLarge(message) => f.write_str(message),
+        }
+    }
+}
+
+impl From<Failure> for Error {
+    fn from(failure: Failure) -> Error {
+        match failure {
+            Failure::Api { status, error, request_id } => {
+                Error::api(status, error.error_type, error.message, request_id.or(error.request_id))
+            }
+            Failure::Transport(message) => Error::transport(message),
+            Failure::TooLarge(message) => Error::invalid_response(message),
+        }
+    }
+}
+
+/// A URL with any user name and password in it replaced by `***`, for
+/// messages, traces and accessors. A text that is not a URL is shown only
+/// up to an `@`, so credentials in it stay out too.
+pub(crate) fn mask_credentials(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("***");
+            let _ = parsed.set_password(None);
+            let shown = parsed.to_string();
+            // `Url` adds a `/` to a bare host; keep the caller's spelling.
+            if url.ends_with('/') { shown } else { shown.trim_end_matches('/').to_string() }
+        }
+        Ok(_) => url.to_string(),
+        Err(_) => match url.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => url.to_string(),
+        },
+    }
+}
+
+/// The HTTP side of a backend: where requests go, what headers they carry,
+/// and how failures are retried. Clones share one connection pool.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    service: &'static str,
+    endpoint: String,
+    shown_endpoint: String,
+    headers: HeaderMap,
+    settings: Settings,
+}
+
+impl Transport {
+    /// A transport posting to `base_url` + `path` for `service` (named in
+    /// messages: "the {service} did not answer"). `base_url` must be `http(s)://`; its
+    /// trailing `/` is dropped. Mark secret `headers` sensitive.
+    pub fn new(
+        service: &'static str,
+        base_url: &str,
+        path: &str,
+        headers: HeaderMap,
+        settings: Settings,
+    ) -> Result<Transport, Error> {
+        let base_url = base_url.trim().trim_end_matches('/');
+        let shown_base = mask_credentials(base_url);
+        let parsed = reqwest::Url::parse(base_url)
+            .map_err(|e| Error::config(format!("base URL `{shown_base}` is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Error::config(format!(
+                "base URL `{shown_base}` must start with http:// or https://"
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .user_agent(concat!("extract/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::config(format!("cannot start the HTTP client: {e}")))?;
+        Ok(Transport {
+            http,
+            service,
+            endpoint: format!("{base_url}{path}"),
+            shown_endpoint: format!("{shown_base}{path}"),
+            headers,
+            settings,
+        })
+    }
+
+    /// The endpoint as messages show it (credentials masked).
+    pub fn shown_endpoint(&self) -> &str {
+        &self.shown_endpoint
+    }
+
+    /// The endpoint requests go to.
+    #[cfg(test)]
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// POSTs the JSON `body`, retrying per the transport policy; the success
+    /// body, or the last failure. `parse_error` reads the API's error shape.
+    pub async fn post(
+        &self,
+        body: Vec<u8>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+    ) -> Result<Vec<u8>, Failure> {
+        let mut retry = 0;
+        loop {
+            let (failure, server_delay, retryable) = match self.post_once(body.clone()).await {
+                Ok((status, _, body)) if (200..300).contains(&status) => return Ok(body),
+                Ok((status, headers, body)) => {
+                    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+                    let error = parse_error(status, &body);
+                    let retryable = retry::should_retry_status(
+                        status,
+                        header("x-should-retry"),
+                        error.error_code.as_deref(),
+                    );
+                    let server_delay = retry::server_delay(
+                        header("retry-after-ms"),
+                        header("retry-after"),
+                        SystemTime::now(),
+                    );
+                    let request_id = header("request-id")
+                        .or_else(|| header("x-request-id"))
+                        .map(str::to_owned)
+                        .or_else(|| error.request_id.clone());
+                    debug!(
+                        status,
+                        request_id = request_id.as_deref().unwrap_or(""),
+                        service = self.service,
+                        "error response"
+                    );
+                    (Failure::Api { status, error, request_id }, server_delay, retryable)
+                }
+                Err(failure @ Failure::TooLarge(_)) => return Err(failure),
+                Err(failure) => (failure, None, true),
+            };
+            if !retryable || retry >= self.settings.retries {
+                return Err(match failure {
+                    Failure::Transport(message) if retry > 0 => {
+                        Failure::Transport(format!("{message} (after {} attempts)", retry + 1))
+                    }
+                    failure => failure,
+                });
+            }
+            let Settings { backoff_initial, backoff_max, .. } = self.settings;
+            let wait = retry::delay(retry, server_delay, backoff_initial, backoff_max, fastrand::f64());
+            retry += 1;
+            warn!(
+                retry,
+                of = self.settings.retries,
+                wait_ms = wait.as_millis() as u64,
+                reason = %failure,
+                "retrying the {} request", self.service
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// One HTTP exchange: status, headers and the whole body (up to the
+    /// limit), or why there was none.
+    async fn post_once(&self, body: Vec<u8>) -> Result<(u16, HeaderMap, Vec<u8>), Failure> {
+        let mut response = self
+            .http
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| Failure::Transport(self.describe(&e, "sending the request")))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let limit = self.settings.body_limit;
+        let too_large = || {
+            Failure::TooLarge(format!(
+                "the response body from {} is larger than the {limit}-byte limit",
+                self.shown_endpoint
+            ))
+        };
+        if response.content_length().is_some_and(|length| length > limit as u64) {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| Failure::Transport(self.describe(&e, "reading the response body")))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((status, headers, body))
+    }
+
+    /// A transport failure in words, with its causes (never the request's headers).
+    fn describe(&self, error: &reqwest::Error, during: &str) -> String {
+        let what = if error.is_timeout() {
+            format!("the {} did not answer within the {:?} timeout", self.service, self.settings.timeout)
+        } else if error.is_connect() {
+            format!("could not connect to {}", self.shown_endpoint)
+        } else if error.is_body() || error.is_decode() {
+            format!("the response body from {} was cut short or unreadable", self.shown_endpoint)
+        } else {
+            format!("the request to {} failed", self.shown_endpoint)
+        };
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            // A cause may quote the URL, credentials and all.
+            causes.push(mask_in_text(&cause.to_string(), &self.endpoint, &self.shown_endpoint));
+            source = cause.source();
+        }
+        if causes.is_empty() {
+            format!("{what} while {during}")
+        } else {
+            format!("{what} while {during}: {}", causes.join(": "))
+        }
+    }
+}
+
+/// `text` with every occurrence of the real endpoint replaced by the shown one.
+fn mask_in_text(text: &str, endpoint: &str, shown: &str) -> String {
+    if endpoint == shown { text.to_string() } else { text.replace(endpoint, shown) }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("endpoint", &self.shown_endpoint)
+            .field("timeout", &self.settings.timeout)
+            .field("retries", &self.settings.retries)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_masked() {
+        assert_eq!(mask_credentials("http://user:secret@127.0.0.1:9"), "http://***@127.0.0.1:9");
+        assert_eq!(mask_credentials("http://user:secret@host/proxy/"), "http://***@host/proxy/");
+        assert_eq!(mask_credentials("http://host:9/v1"), "http://host:9/v1");
+        assert_eq!(mask_credentials("not a url user:secret@host"), "***@host");
+    }
+
+    #[test]
+    fn a_bad_base_url_never_shows_its_credentials() {
+        let err =
+            Transport::new("the API", "ftp://user:secret@host", "/x", HeaderMap::new(), Settings::default())
+                .unwrap_err();
+        assert!(!err.to_string().contains("secret"), "{err}");
+        assert!(err.to_string().contains("http://"), "{err}");
+    }
+
+    #[test]
+    fn unparsed_bodies_are_quoted_by_a_short_prefix() {
+        let long = "x".repeat(10_000);
+        let error = ApiError::unparsed(500, long.as_bytes());
+        assert!(error.message.chars().count() < 220, "{}", error.message.len());
+        assert!(error.message.ends_with('…'));
+        assert_eq!(ApiError::unparsed(503, b"").message, "HTTP 503 with an empty body");
+    }
+}
