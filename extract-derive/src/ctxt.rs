@@ -32,11 +32,6 @@ impl Errors {
     pub fn into_compile_errors(self) -> Option<TokenStream> {
         self.0.map(|e| e.to_compile_error())
     }
-
-    /// Whether any error was recorded.
-    pub fn any(&self) -> bool {
-        self.0.is_some()
-    }
 }
 
 /// The known name closest to `unknown`, if one is close enough to suggest.

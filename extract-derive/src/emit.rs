@@ -5,11 +5,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::check::lower::{self, private};
-use crate::ctxt::Errors;
-use crate::model::Container;
+use crate::container::Container;
 
 /// Everything the derive generates for a well-formed struct.
-pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
+pub fn extractable(container: &Container) -> TokenStream {
     let p = private();
     let ty = &container.ident;
     let rust_name = ty.to_string();
@@ -47,8 +46,9 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
     });
     let metas = container.checks.iter().map(lower::meta);
     let runs: Vec<TokenStream> =
-        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i, ty, errors)).collect();
-    let plumbing = plumbing(ty);
+        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i, ty)).collect();
+    let no_generics = syn::Generics::default();
+    let plumbing = plumbing(&TypeHead::concrete(ty, &no_generics));
     let walks = container.fields.iter().filter(|f| !f.skipped).map(|f| {
         let ident = &f.ident;
         let json = &f.json_name;
@@ -89,11 +89,12 @@ pub fn extractable(container: &Container, errors: &mut Errors) -> TokenStream {
 }
 
 /// The impls that let other types' checks and walks step into this one.
-fn plumbing(ty: &syn::Ident) -> TokenStream {
+fn plumbing(input: &TypeHead<'_>) -> TokenStream {
     let p = private();
+    let TypeHead { ident, impl_generics, ty_generics, where_clause } = input;
     quote! {
         #[automatically_derived]
-        impl #p::Audited for #ty {
+        impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
             fn audit(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
                 <Self as #p::Extractable>::__audit(self, audit)
             }
@@ -103,7 +104,7 @@ fn plumbing(ty: &syn::Ident) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #p::Hop for #ty {
+        impl #impl_generics #p::Hop for #ident #ty_generics #where_clause {
             type Target = Self;
             type Card = #p::One;
             fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
@@ -116,15 +117,52 @@ fn plumbing(ty: &syn::Ident) -> TokenStream {
     }
 }
 
+/// The head of an impl for the type: its name, its generics, and a where
+/// clause that asks of a generic type exactly what `Extractable` needs.
+struct TypeHead<'a> {
+    ident: &'a syn::Ident,
+    impl_generics: syn::ImplGenerics<'a>,
+    ty_generics: syn::TypeGenerics<'a>,
+    where_clause: TokenStream,
+}
+
+impl<'a> TypeHead<'a> {
+    fn concrete(ident: &'a syn::Ident, generics: &'a syn::Generics) -> TypeHead<'a> {
+        let (impl_generics, ty_generics, _) = generics.split_for_impl();
+        TypeHead { ident, impl_generics, ty_generics, where_clause: TokenStream::new() }
+    }
+
+    /// For a generic type (which the derive rejects): bounds that hold
+    /// exactly when the type could be `Extractable`, so the fallback impl
+    /// adds no error of its own.
+    fn of(input: &'a syn::DeriveInput) -> TypeHead<'a> {
+        let p = private();
+        let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+        let ident = &input.ident;
+        let mut predicates: Vec<TokenStream> =
+            where_clause.map(|w| w.predicates.iter().map(|p| quote!(#p)).collect()).unwrap_or_default();
+        if !input.generics.params.is_empty() {
+            predicates.push(quote!(
+                #ident #ty_generics: #p::schemars::JsonSchema + #p::serde::de::DeserializeOwned + 'static
+            ));
+        }
+        let where_clause =
+            if predicates.is_empty() { TokenStream::new() } else { quote!(where #(#predicates),*) };
+        TypeHead { ident, impl_generics, ty_generics, where_clause }
+    }
+}
+
 /// After a failed derive: the errors, and an impl that keeps every other use
 /// of the type compiling, so one mistake gives one error.
-pub fn fallback(ident: &syn::Ident, errors: TokenStream) -> TokenStream {
+pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
-    let plumbing = plumbing(ident);
+    let head = TypeHead::of(input);
+    let plumbing = plumbing(&head);
+    let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
         #[automatically_derived]
-        impl #p::Extractable for #ident {
+        impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {
             fn __describe() -> &'static #p::TypeInfo {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }

@@ -1,19 +1,22 @@
 //! `#[derive(Extractable)]`: the procedural macro of `extract`.
 //!
 //! A pipeline in the manner of garde_derive: [`attr`] parses the raw
-//! attributes, [`model`] builds the checked model of the struct (the names,
-//! requiredness and tags the model sees), [`check`] parses and lowers the
-//! check language, and [`emit`] writes the impls. Every stage records its
-//! errors in one [`ctxt::Errors`] and carries on, so the user sees all of
-//! them; a failed derive still emits a fallback impl, so one mistake gives
-//! one error.
+//! attributes, [`container`] builds the model of the struct (the names,
+//! requiredness and tags the model sees) and [`check`] parses the check
+//! language into it; [`validate`] then checks every rule that needs the whole
+//! model; only a model without errors reaches [`emit`], which writes the
+//! impls (lowering checks through [`check::lower`]) and never finds an error
+//! of its own. Every stage records its errors in one [`ctxt::Errors`] and
+//! carries on, so the user sees all of them; a failed derive still emits a
+//! fallback impl, so one mistake gives one error.
 
 mod attr;
 mod case;
 mod check;
+mod container;
 mod ctxt;
 mod emit;
-mod model;
+mod validate;
 
 use proc_macro::TokenStream;
 
@@ -26,19 +29,16 @@ use proc_macro::TokenStream;
 pub fn derive_extractable(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     let mut errors = ctxt::Errors::default();
-    let container = model::Container::from_ast(&input, &mut errors);
-    let output = match container {
-        Some(container) if !errors.any() => emit::extractable(&container, &mut errors),
-        _ => proc_macro2::TokenStream::new(),
-    };
-    match errors.into_compile_errors() {
-        // A generic type or a union gets no fallback impl: it could not name
-        // the type's parameters, or would demand `Deserialize` and
-        // `JsonSchema` a union cannot have, and so add errors of its own.
-        Some(errors) if !input.generics.params.is_empty() || matches!(input.data, syn::Data::Union(_)) => {
-            errors.into()
-        }
-        Some(errors) => emit::fallback(&input.ident, errors).into(),
-        None => output.into(),
+    let container = container::Container::from_ast(&input, &mut errors);
+    if let Some(container) = &container {
+        validate::container(&input, container, &mut errors);
+    }
+    match (errors.into_compile_errors(), container) {
+        (None, Some(container)) => emit::extractable(&container).into(),
+        // A union gets no fallback impl: it would demand `Deserialize` and
+        // `JsonSchema`, which a union cannot have, and so add errors of its own.
+        (Some(errors), _) if matches!(input.data, syn::Data::Union(_)) => errors.into(),
+        (Some(errors), _) => emit::fallback(&input, errors).into(),
+        (None, None) => unreachable!("a derive without a model has recorded why"),
     }
 }

@@ -15,7 +15,7 @@ use crate::{Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violat
 /// unless [`trace_content(true)`](Extractor::trace_content) is set.
 ///
 /// ```
-/// use extract::{Extractor, Retries, Tool, Violations};
+/// use extract::{Code, FieldPath, Layer, Extractor, Retries, Tool, Violations, Violation};
 /// use extract::testing::Scripted;
 /// use serde_json::{json, Value};
 ///
@@ -27,7 +27,11 @@ use crate::{Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violat
 ///     strict: false,
 /// };
 /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
-///     Ok(output["total"].as_f64().unwrap_or_default())
+///     // A validator rejects what it cannot read: a missing total is not 0.0.
+///     output["total"].as_f64().ok_or_else(|| {
+///         let at = FieldPath::root().key("total");
+///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+///     })
 /// }
 /// let model = Scripted::new([json!({"total": 12.5})]);
 /// let extractor = Extractor::new(model.clone())
@@ -140,7 +144,7 @@ impl<M: Model> Extractor<M> {
     /// runtime, with the same rules as [`extract_blocking`](Extractor::extract_blocking).
     ///
     /// ```
-    /// use extract::{Extractor, Tool, Violations};
+    /// use extract::{Code, FieldPath, Layer, Extractor, Tool, Violations, Violation};
     /// use extract::testing::Scripted;
     /// use serde_json::{json, Value};
     ///
@@ -151,7 +155,11 @@ impl<M: Model> Extractor<M> {
     ///     strict: false,
     /// };
     /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
-    ///     Ok(output["total"].as_f64().unwrap_or_default())
+    ///     // A validator rejects what it cannot read: a missing total is not 0.0.
+    ///     output["total"].as_f64().ok_or_else(|| {
+    ///         let at = FieldPath::root().key("total");
+    ///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+    ///     })
     /// }
     /// let extractor = Extractor::new(Scripted::new([json!({"total": 3.0})]));
     /// let outcome = extractor.extract_with_blocking(tool, "Total: 3", total)?;

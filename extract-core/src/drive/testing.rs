@@ -8,7 +8,7 @@
 //! violation).
 //!
 //! ```
-//! use extract::{Extractor, Outcome, Reason, Reply, Retries, Tool, Violations};
+//! use extract::{Code, FieldPath, Layer, Extractor, Outcome, Reason, Reply, Retries, Tool, Violations, Violation};
 //! use extract::testing::Scripted;
 //! use serde_json::{json, Value};
 //!
@@ -20,7 +20,11 @@
 //!     strict: false,
 //! };
 //! fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
-//!     Ok(output["total"].as_f64().unwrap_or_default())
+//!     // A validator rejects what it cannot read: a missing total is not 0.0.
+//!     output["total"].as_f64().ok_or_else(|| {
+//!         let at = FieldPath::root().key("total");
+//!         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+//!     })
 //! }
 //!
 //! // First the model answers in text, then it calls the tool.

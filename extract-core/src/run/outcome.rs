@@ -18,11 +18,10 @@ use crate::{Usage, Violations};
 /// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...}`.
 ///
 /// ```
-/// use extract::{Extractor, Outcome, Retries, Tool, Violations};
+/// use extract::{Code, FieldPath, Layer, Extractor, Outcome, Retries, Tool, Violations, Violation};
 /// use extract::testing::Scripted;
 /// use serde_json::{json, Value};
 ///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let tool = Tool {
 ///     name: "record_total".into(),
 ///     description: "Record the total.".into(),
@@ -30,19 +29,21 @@ use crate::{Usage, Violations};
 ///     strict: false,
 /// };
 /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
-///     Ok(output["total"].as_f64().unwrap_or_default())
+///     // A validator rejects what it cannot read: a missing total is not 0.0.
+///     output["total"].as_f64().ok_or_else(|| {
+///         let at = FieldPath::root().key("total");
+///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+///     })
 /// }
 /// let model = Scripted::new([json!({"total": 12.5})]);
 /// let outcome = Extractor::new(model)
 ///     .retries(Retries::new(1)?)
-///     .extract_with(tool, "Total: 12.50", total)
-///     .await?;
+///     .extract_with_blocking(tool, "Total: 12.50", total)?;
 /// match outcome {
 ///     Outcome::Valid(v) => assert_eq!(*v.value(), 12.5),
 ///     Outcome::Escalated(e) => panic!("escalated: {e}"),
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
-/// # }).unwrap();
 /// ```
 #[derive(Debug, Clone)]
 pub enum Outcome<T> {

@@ -40,7 +40,7 @@ type Validator<T> = dyn Fn(&Value, &str) -> Result<T, Violations> + Send + Sync;
 /// An alternation A, B, A, B is not systematic: the budget ends it.
 ///
 /// ```
-/// use extract::{Next, Outcome, Reply, Retries, Run, Tool, Violations};
+/// use extract::{Code, FieldPath, Layer, Next, Outcome, Reply, Retries, Run, Tool, Violations, Violation};
 /// use serde_json::{json, Value};
 ///
 /// let tool = Tool {
@@ -50,7 +50,11 @@ type Validator<T> = dyn Fn(&Value, &str) -> Result<T, Violations> + Send + Sync;
 ///     strict: false,
 /// };
 /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
-///     Ok(output["total"].as_f64().unwrap_or_default())
+///     // A validator rejects what it cannot read: a missing total is not 0.0.
+///     output["total"].as_f64().ok_or_else(|| {
+///         let at = FieldPath::root().key("total");
+///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+///     })
 /// }
 /// let mut run = Run::new(tool, "Total: 12.50", Retries::default(), total);
 /// let first = run.prompt().clone();

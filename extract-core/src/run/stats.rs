@@ -24,7 +24,6 @@ use crate::{Fingerprint, Outcome, Reason, Usage, Violation};
 /// use extract::testing::Scripted;
 /// use serde_json::json;
 ///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let tool = Tool {
 ///     name: "record_total".into(),
 ///     description: "Record the total.".into(),
@@ -35,14 +34,13 @@ use crate::{Fingerprint, Outcome, Reason, Usage, Violation};
 /// for reply in [json!({"total": 1}), json!({})] {
 ///     let extractor = Extractor::new(Scripted::new([reply.clone(), reply])).retries(Retries::new(1)?);
 ///     let outcome = extractor
-///         .extract_with(tool.clone(), "Total: 1", |output, _doc| {
+///         .extract_with_blocking(tool.clone(), "Total: 1", |output: &serde_json::Value, _doc: &str| {
 ///             output["total"].as_f64().ok_or_else(|| {
 ///                 let at = extract::FieldPath::root().key("total");
 ///                 let v = extract::Violation::new(extract::Layer::Structure, extract::Code::MISSING_FIELD, at, "missing");
 ///                 Violations::one(v)
 ///             })
-///         })
-///         .await?;
+///         })?;
 ///     stats.record(&outcome);
 /// }
 /// assert_eq!(stats.extractions(), 2);
@@ -52,7 +50,6 @@ use crate::{Fingerprint, Outcome, Reason, Usage, Violation};
 /// assert!(dominant.fix.contains("optional"));
 /// println!("{stats}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
-/// # }).unwrap();
 /// ```
 #[derive(Debug, Clone)]
 pub struct Stats {

@@ -5,8 +5,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, UnOp};
 
+use crate::container::Field;
 use crate::ctxt::{Errors, did_you_mean};
-use crate::model::Field;
 
 /// An expression of the check language.
 pub enum Node {

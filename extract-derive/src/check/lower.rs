@@ -7,7 +7,6 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
 use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
-use crate::ctxt::Errors;
 
 /// The runtime path every generated call goes through.
 pub fn private() -> TokenStream {
@@ -74,7 +73,7 @@ pub fn meta(check: &Check) -> TokenStream {
 }
 
 /// The statement that runs check `index` of `ty` inside `__audit`.
-pub fn run(check: &Check, index: usize, ty: &syn::Ident, errors: &mut Errors) -> TokenStream {
+pub fn run(check: &Check, index: usize, ty: &syn::Ident) -> TokenStream {
     let p = private();
     match &check.kind {
         CheckKind::With(path) => {
@@ -82,7 +81,7 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident, errors: &mut Errors) ->
             quote! { __audit.run_with(&__info.checks[#index], #call); }
         }
         CheckKind::Expr(node) => {
-            let mut lowering = Lowering { atoms: 0, tolerance: tolerance_tokens(check), errors };
+            let mut lowering = Lowering { atoms: 0, tolerance: tolerance_tokens(check) };
             let body = lowering.top(node);
             let placeholders = check.placeholders.iter().enumerate().filter_map(|(i, ph)| match &ph.target {
                 PlaceholderTarget::Field(field) => Some(quote! {
@@ -132,13 +131,12 @@ fn tolerance_tokens(check: &Check) -> TokenStream {
     }
 }
 
-struct Lowering<'e> {
+struct Lowering {
     atoms: usize,
     tolerance: TokenStream,
-    errors: &'e mut Errors,
 }
 
-impl Lowering<'_> {
+impl Lowering {
     /// The top of a rule: a comparison records its two sides for `{lhs}`/`{rhs}`.
     fn top(&mut self, node: &Node) -> TokenStream {
         match node {
@@ -169,32 +167,21 @@ impl Lowering<'_> {
                 let value = single_path(path);
                 self.atom(value)
             }
-            Node::Int(lit) => match lit.base10_parse::<i128>() {
-                Ok(v) => quote_spanned!(lit.span()=> #p::Some(#p::IntLit(#v))),
-                Err(e) => {
-                    self.errors.push(e);
-                    quote!(#p::None::<#p::IntLit>)
-                }
-            },
+            // `validate::check_node` has rejected literals that do not parse.
+            Node::Int(lit) => {
+                let v: i128 = lit.base10_parse().expect("validated before emission");
+                quote_spanned!(lit.span()=> #p::Some(#p::IntLit(#v)))
+            }
             Node::Float(lit) => {
                 let text = lit.base10_digits().to_string();
-                match lit.base10_parse::<f64>() {
-                    Ok(v) => quote_spanned!(lit.span()=> #p::Some(#p::FloatLit(#v, #text))),
-                    Err(e) => {
-                        self.errors.push(e);
-                        quote!(#p::None::<#p::FloatLit>)
-                    }
-                }
+                let v: f64 = lit.base10_parse().expect("validated before emission");
+                quote_spanned!(lit.span()=> #p::Some(#p::FloatLit(#v, #text)))
             }
             Node::Str(lit) => quote!(#p::Some(#lit)),
             Node::Bool(lit) => quote!(#p::Some(#lit)),
-            Node::Variant(path) => {
-                self.errors.spanned(
-                    path,
-                    "an enum variant can only be compared with `==` or `!=`, like `status == Status::Paid`",
-                );
-                quote!(#p::None::<bool>)
-            }
+            // Only an operand of `==`/`!=` (see `operand`); `validate::check_node`
+            // has rejected a variant anywhere else.
+            Node::Variant(_) => unreachable!("validated before emission"),
             Node::Paren(inner) => self.lower(inner),
             Node::Not(inner, span) => {
                 let x = self.lower(inner);
@@ -316,9 +303,6 @@ impl Lowering<'_> {
         let r = syn::Ident::new("__r", span);
         let variant = |n: &Node| matches!(n, Node::Variant(_));
         if variant(lhs) || variant(rhs) {
-            if !matches!(op, Op::Eq | Op::Ne) {
-                self.errors.at(span, "an enum variant can only be compared with `==` or `!=`");
-            }
             let equal = op == Op::Eq;
             return respan(quote!(#p::eq_variant(#l, #r, #equal)), span);
         }

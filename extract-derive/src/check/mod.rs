@@ -7,8 +7,8 @@ pub mod lower;
 use syn::parse::ParseStream;
 use syn::{Attribute, Expr, Lit, LitStr, Token};
 
+use crate::container::{Field, is_option};
 use crate::ctxt::{Errors, did_you_mean};
-use crate::model::{Field, is_option};
 pub use ast::{FieldPath, Func, Node, Op};
 
 /// One `#[check(...)]`.

@@ -1,10 +1,15 @@
-//! The checked model of a struct: the names, requiredness and tags the model
-//! sees, built from the raw attributes with every mistake recorded.
+//! The model of a struct the derive works from: the names, requiredness and
+//! tags the model sees, built from the raw attributes. Mistakes in an
+//! attribute's own syntax are recorded as it is read; mistakes that need the
+//! whole model (a tag that contradicts the field's type, two fields with one
+//! JSON name, a bad tool name, a check's bad literal) are found afterwards
+//! by [`validate`](crate::validate), before anything is emitted.
 
+use proc_macro2::Span;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
 use crate::attr;
-use crate::case::{is_valid_tool_name, snake_case, unraw};
+use crate::case::{snake_case, unraw};
 use crate::check::{self, Check};
 use crate::ctxt::Errors;
 
@@ -12,6 +17,8 @@ use crate::ctxt::Errors;
 pub struct Container {
     pub ident: Ident,
     pub tool_name: String,
+    /// Where `#[extract(name = ...)]` sets the tool name; `None` for the default name.
+    pub tool_name_span: Option<Span>,
     pub description: String,
     pub fields: Vec<Field>,
     pub checks: Vec<Check>,
@@ -30,6 +37,12 @@ pub struct Field {
     pub required: bool,
     /// `false` under `#[extract(recoverable = false)]`.
     pub recoverable: bool,
+    /// Where `#[extract(recoverable = ...)]` is written, if it is.
+    pub recoverable_tag: Option<Span>,
+    /// Written as `Option<..>`.
+    pub is_option: bool,
+    /// Under `#[serde(default)]` (on the field or the struct).
+    pub defaulted: bool,
 }
 
 impl Container {
@@ -69,42 +82,13 @@ impl Container {
                 None
             }
         };
-        if !input.generics.params.is_empty() {
-            errors.spanned(
-                &input.generics,
-                "#[derive(Extractable)] does not support generic types yet; define a concrete struct",
-            );
-        }
-
         let extract = attr::container_extract(&input.attrs, errors);
         let serde = attr::container_serde(&input.attrs, errors);
         attr::reject_schemars_shape_keys(&input.attrs, errors);
 
-        let tool_name = match extract.name {
-            Some(name) => {
-                if !is_valid_tool_name(&name.value) {
-                    errors.at(
-                        name.span,
-                        format!(
-                            "invalid tool name \"{}\": a tool name must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_` and `-`, 1 to 64 characters)",
-                            name.value
-                        ),
-                    );
-                }
-                name.value
-            }
-            None => {
-                let name = snake_case(&unraw(&input.ident));
-                if !is_valid_tool_name(&name) {
-                    errors.spanned(
-                        &input.ident,
-                        format!(
-                            "the default tool name \"{name}\" does not match ^[a-zA-Z0-9_-]{{1,64}}$; set one with #[extract(name = \"...\")]"
-                        ),
-                    );
-                }
-                name
-            }
+        let (tool_name, tool_name_span) = match extract.name {
+            Some(name) => (name.value, Some(name.span)),
+            None => (snake_case(&unraw(&input.ident)), None),
         };
         let description = extract.description.unwrap_or_else(|| attr::doc_comment(&input.attrs));
 
@@ -126,29 +110,6 @@ impl Container {
             });
             let is_option = is_option(&field.ty);
             let defaulted = field_serde.default.is_some() || serde.default;
-            let mut recoverable = true;
-            if let Some(tag) = field_extract.recoverable {
-                if !tag.value {
-                    if is_option {
-                        errors.at(
-                            tag.span,
-                            format!(
-                                "`recoverable = false` on the optional field `{rust_name}`: absence is already a valid answer for an `Option`, so there is nothing to escalate; remove the tag or make the field required"
-                            ),
-                        );
-                    } else if defaulted {
-                        errors.at(
-                            tag.span,
-                            format!(
-                                "`recoverable = false` on `{rust_name}`, which has `#[serde(default)]`: absence is already a valid answer there, so there is nothing to escalate; remove the tag or the default"
-                            ),
-                        );
-                    } else if field_serde.skip {
-                        errors.at(tag.span, format!("`recoverable = false` on `{rust_name}`, which serde skips: the model never fills it"));
-                    }
-                }
-                recoverable = tag.value;
-            }
             fields.push(Field {
                 ident,
                 rust_name,
@@ -156,27 +117,21 @@ impl Container {
                 ty: field.ty.clone(),
                 skipped: field_serde.skip,
                 required: !is_option && !defaulted && !field_serde.skip,
-                recoverable,
+                recoverable: field_extract.recoverable.as_ref().is_none_or(|tag| tag.value),
+                recoverable_tag: field_extract.recoverable.map(|tag| tag.span),
+                is_option,
+                defaulted,
             });
         }
-        if let Some(named) = named {
-            let mut seen: Vec<&str> = Vec::new();
-            for (field, ast) in fields.iter().zip(&named.named) {
-                if field.skipped {
-                    continue;
-                }
-                if seen.contains(&field.json_name.as_str()) {
-                    errors.spanned(
-                        ast.ident.as_ref(),
-                        format!("two fields are named \"{}\" in JSON; rename one", field.json_name),
-                    );
-                }
-                seen.push(&field.json_name);
-            }
-        }
-
         let checks = check::parse_all(&input.attrs, &fields, errors);
-        named.map(|_| Container { ident: input.ident.clone(), tool_name, description, fields, checks })
+        named.map(|_| Container {
+            ident: input.ident.clone(),
+            tool_name,
+            tool_name_span,
+            description,
+            fields,
+            checks,
+        })
     }
 }
 

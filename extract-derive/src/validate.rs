@@ -1,0 +1,127 @@
+//! The validation stage: every rule that needs the whole model, checked
+//! after the model is built and before anything is emitted, so emission
+//! never discovers an error. Each finding is recorded with the span of the
+//! user's token, and all of them are reported together.
+
+use syn::DeriveInput;
+
+use crate::case::is_valid_tool_name;
+use crate::check::{CheckKind, Node, Op};
+use crate::container::Container;
+use crate::ctxt::Errors;
+
+/// Checks `container` (built from `input`), recording every mistake.
+pub fn container(input: &DeriveInput, container: &Container, errors: &mut Errors) {
+    if !input.generics.params.is_empty() {
+        errors.spanned(
+            &input.generics,
+            "#[derive(Extractable)] does not support generic types yet; define a concrete struct",
+        );
+    }
+    tool_name(container, errors);
+    recoverable_tags(container, errors);
+    json_names(container, errors);
+    for check in &container.checks {
+        if let CheckKind::Expr(node) = &check.kind {
+            check_node(node, false, errors);
+        }
+    }
+}
+
+fn tool_name(container: &Container, errors: &mut Errors) {
+    if is_valid_tool_name(&container.tool_name) {
+        return;
+    }
+    match container.tool_name_span {
+        Some(span) => errors.at(
+            span,
+            format!(
+                "invalid tool name \"{}\": a tool name must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_` and `-`, 1 to 64 characters)",
+                container.tool_name
+            ),
+        ),
+        None => errors.spanned(
+            &container.ident,
+            format!(
+                "the default tool name \"{}\" does not match ^[a-zA-Z0-9_-]{{1,64}}$; set one with #[extract(name = \"...\")]",
+                container.tool_name
+            ),
+        ),
+    }
+}
+
+/// `recoverable = false` means "absent from the source": only a field whose
+/// absence is otherwise an error can carry it.
+fn recoverable_tags(container: &Container, errors: &mut Errors) {
+    for field in &container.fields {
+        let (Some(span), false) = (field.recoverable_tag, field.recoverable) else { continue };
+        let name = &field.rust_name;
+        if field.is_option {
+            errors.at(
+                span,
+                format!(
+                    "`recoverable = false` on the optional field `{name}`: absence is already a valid answer for an `Option`, so there is nothing to escalate; remove the tag or make the field required"
+                ),
+            );
+        } else if field.defaulted {
+            errors.at(
+                span,
+                format!(
+                    "`recoverable = false` on `{name}`, which has `#[serde(default)]`: absence is already a valid answer there, so there is nothing to escalate; remove the tag or the default"
+                ),
+            );
+        } else if field.skipped {
+            errors.at(
+                span,
+                format!("`recoverable = false` on `{name}`, which serde skips: the model never fills it"),
+            );
+        }
+    }
+}
+
+/// Two fields the model sees may not share a JSON name.
+fn json_names(container: &Container, errors: &mut Errors) {
+    let mut seen: Vec<&str> = Vec::new();
+    for field in container.fields.iter().filter(|f| !f.skipped) {
+        if seen.contains(&field.json_name.as_str()) {
+            errors.spanned(
+                &field.ident,
+                format!("two fields are named \"{}\" in JSON; rename one", field.json_name),
+            );
+        }
+        seen.push(&field.json_name);
+    }
+}
+
+/// What lowering relies on: literals that parse, and enum variants only as
+/// a direct operand of `==` or `!=`. `operand` says whether `node` is one.
+fn check_node(node: &Node, operand: bool, errors: &mut Errors) {
+    match node {
+        Node::Int(lit) => {
+            if let Err(e) = lit.base10_parse::<i128>() {
+                errors.push(e);
+            }
+        }
+        Node::Float(lit) => {
+            if let Err(e) = lit.base10_parse::<f64>() {
+                errors.push(e);
+            }
+        }
+        Node::Variant(path) if !operand => errors.spanned(
+            path,
+            "an enum variant can only be compared with `==` or `!=`, like `status == Status::Paid`",
+        ),
+        Node::Path(_) | Node::Str(_) | Node::Bool(_) | Node::Variant(_) => {}
+        Node::Paren(inner) | Node::Not(inner, _) | Node::Neg(inner, _) => check_node(inner, false, errors),
+        Node::Call { arg, .. } => check_node(arg, false, errors),
+        Node::Binary { op, op_span, lhs, rhs } => {
+            let comparison = op.is_comparison();
+            let has_variant = matches!(**lhs, Node::Variant(_)) || matches!(**rhs, Node::Variant(_));
+            if comparison && has_variant && !matches!(op, Op::Eq | Op::Ne) {
+                errors.at(*op_span, "an enum variant can only be compared with `==` or `!=`");
+            }
+            check_node(lhs, comparison, errors);
+            check_node(rhs, comparison, errors);
+        }
+    }
+}
