@@ -1,12 +1,12 @@
 //! `#[derive(Extractable)]`: the procedural macro of `extract`.
 //!
-//! A pipeline in the manner of garde_derive: [`attr`] parses the raw
-//! attributes, [`container`] builds the model of the struct (the names,
-//! requiredness and tags the model sees) and [`check`] parses the check
-//! language into it; [`validate`] then checks every rule that needs the whole
-//! model; only a model without errors reaches [`emit`], which writes the
-//! impls (lowering checks through [`check::lower`]) and never finds an error
-//! of its own. Every stage records its errors in one [`ctxt::Errors`] and
+//! A pipeline in the manner of garde_derive: `attr` parses the raw
+//! attributes, `container` builds the model of the struct (the names,
+//! requiredness and tags the model sees) and `check` parses the check
+//! language into it; `validate` then checks every rule that needs the whole
+//! model; only a model without errors reaches `emit`, which writes the
+//! impls (lowering checks through `check::lower`) and never finds an error
+//! of its own. Every stage records its errors in one `ctxt::Errors` and
 //! carries on, so the user sees all of them; a failed derive still emits a
 //! fallback impl, so one mistake gives one error.
 

@@ -75,8 +75,8 @@ impl fmt::Debug for Client {
 }
 
 impl Client {
-    /// A builder with the defaults: [`DEFAULT_MODEL`], [`DEFAULT_BASE_URL`],
-    /// [`DEFAULT_MAX_TOKENS`], [`DEFAULT_TIMEOUT`], [`DEFAULT_TRANSPORT_RETRIES`].
+    /// A builder with the defaults: [`DEFAULT_MODEL`](super::DEFAULT_MODEL), [`DEFAULT_BASE_URL`](super::DEFAULT_BASE_URL),
+    /// [`DEFAULT_MAX_TOKENS`](super::DEFAULT_MAX_TOKENS), [`DEFAULT_TIMEOUT`](super::DEFAULT_TIMEOUT), [`DEFAULT_TRANSPORT_RETRIES`](super::DEFAULT_TRANSPORT_RETRIES).
     pub fn builder() -> ClientBuilder {
         ClientBuilder::default()
     }

@@ -36,7 +36,7 @@
 //!
 //! The transport (retries, body limit, masking) is the one every HTTP
 //! backend shares; this module holds only what is the Messages API's own:
-//! the request ([`request`]), the reply and error shapes ([`response`]),
+//! the request (`request.rs`), the reply and error shapes (`response.rs`),
 //! and the tool-choice fallback ([`Client`]).
 
 mod builder;

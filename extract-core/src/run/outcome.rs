@@ -110,10 +110,17 @@ impl<T: Serialize> Serialize for Outcome<T> {
     }
 }
 
-/// A value that passed syntax, structure and semantic validation.
+/// A value that passed its run's validator.
 ///
-/// Only the validator builds one: its fields are private and it has no public
-/// constructor, so holding a `Validated<T>` proves the value was checked.
+/// Only a [`Run`](crate::Run) builds one, from the `Ok` of the validator it
+/// was given: its fields are private and it has no public constructor. What
+/// that proves depends on the validator. For a derived type
+/// ([`Extractor::extract`](crate::Extractor::extract), [`Run::for_type`](crate::Run::for_type))
+/// it is [`validate::<T>`](crate::validate): the reply was a call of the tool,
+/// the input matched `T`'s schema, and every `#[check]` and `Sourced` quote
+/// held. For a caller's own validator (`extract_with`, [`Run::new`](crate::Run::new)) it
+/// proves only that this validator returned `Ok` for the reply's input; a
+/// validator that accepts what it cannot read accepts it here too.
 #[derive(Debug, Clone)]
 pub struct Validated<T> {
     value: T,

@@ -90,6 +90,6 @@ mod tests {
     fn nouns_are_counted() {
         assert_eq!(count(1, "item"), "1 item");
         assert_eq!(count(3u64, "field"), "3 fields");
-        assert_eq!(count(&serde_json::json!(1), "character"), "1 character");
+        assert_eq!(count(serde_json::json!(1), "character"), "1 character");
     }
 }
