@@ -8,12 +8,14 @@
 //! is absent holds vacuously; `&&`, `||` and `!` treat absent like SQL's
 //! unknown, so `false && absent` is `false`.
 
+mod aggregate;
 mod audit;
 mod num;
 mod ops;
 mod path;
 mod render;
 
+pub use aggregate::*;
 pub use audit::{Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, NestedNone, NestedProbe, NestedSome};
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
