@@ -211,11 +211,12 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
     let texts: Vec<&str> = content[1..].iter().filter_map(|b| b["text"].as_str()).collect();
     assert_eq!(texts.len(), 3, "{content:#?}");
     let failed_output = serde_json::to_string_pretty(&first_output()).unwrap();
-    assert!(texts[0].ends_with(&failed_output), "the failed output, verbatim: {}", texts[0]);
+    // Each correction block is labelled and fenced, as the prompt's text shows it.
+    assert!(texts[0].ends_with(&format!("\n```\n{failed_output}\n```")), "the failed output, verbatim: {}", texts[0]);
     assert_eq!(
         texts[1],
-        "VALIDATION ERRORS (what was wrong with that answer):\n- line_items: check failed: sum(line_items.amount) == total \
-         (tolerance 0.01): sum(line_items.amount) = 450.00, total = 500.00",
+        "### VALIDATION ERRORS (what was wrong with that answer)\n```\n- line_items: check failed: sum(line_items.amount) == total \
+         (tolerance 0.01): sum(line_items.amount) = 450.00, total = 500.00\n```",
         "the exact error"
     );
     assert!(texts[2].contains("record_invoice"), "{}", texts[2]);

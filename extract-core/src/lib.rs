@@ -24,10 +24,10 @@ pub mod anthropic;
 pub use drive::testing;
 pub use drive::{Error, Extractor, Model, ModelFuture};
 pub use run::{
-    Block, BlockKind, Correction, Dominant, Escalation, FailedAttempt, Next, Outcome, Prompt, Reason,
+    Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next, Outcome, Prompt, Reason,
     Retries, RetriesError, Run, Stats, Validated, system_instructions,
 };
-pub use schema::{FieldInfo, StrictError, Tool, TypeInfo};
+pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
     Code, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Truncation, Usage, Violation,
@@ -37,7 +37,7 @@ pub use vocabulary::{
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::schema::{CheckMeta, FieldInfo, RulePiece, TypeInfo};
+    pub use crate::schema::{CheckMeta, FieldInfo, RulePiece, Shape, TypeInfo};
     pub use crate::validate::check::*;
     pub use crate::validate::{Extractable, TypeCache};
     pub use crate::vocabulary::Segment;

@@ -403,15 +403,16 @@ async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix()
     assert_eq!(content.len(), 4, "{content:#?}");
     let texts: Vec<&str> = content[1..].iter().map(|b| b["text"].as_str().unwrap()).collect();
     assert!(content[1..].iter().all(|b| b["type"] == "text" && b.get("cache_control").is_none()));
+    // Each correction block is labelled and fenced as the prompt's text shows it.
     assert_eq!(
         texts[0],
-        "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):\n{\"total\":450.0}"
+        "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{\"total\":450.0}\n```"
     );
     assert_eq!(
         texts[1],
-        "VALIDATION ERRORS (what was wrong with that answer):\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00"
+        "### VALIDATION ERRORS (what was wrong with that answer)\n```\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00\n```"
     );
-    assert_eq!(texts[2], "INSTRUCTION:\nFix only the fields above and keep everything else.");
+    assert_eq!(texts[2], "### INSTRUCTION (what to do now)\n```\nFix only the fields above and keep everything else.\n```");
     assert_eq!(two["messages"].as_array().unwrap().len(), 1);
     assert_no_sampling_parameters(two);
 }

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use extract_core::structure::{StructureValidator, serde_violation};
-use extract_core::{FieldInfo, Layer, Segment, TypeInfo, Violation};
+use extract_core::{FieldInfo, Layer, Shape, TypeInfo, Violation};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -53,26 +53,12 @@ enum Status {
     Unpaid,
 }
 
-fn none() -> Option<&'static TypeInfo> {
-    None
-}
 fn line_item() -> Option<&'static TypeInfo> {
     Some(&LINE_ITEM)
 }
 
-fn same(path: &[Segment]) -> &[Segment] {
-    path
-}
-/// Below a `Vec` field, the index selects inside the container.
-fn past_index(path: &[Segment]) -> &[Segment] {
-    match path {
-        [Segment::Index(_), rest @ ..] => rest,
-        _ => path,
-    }
-}
-
 const fn field(json_name: &'static str, required: bool, recoverable: bool) -> FieldInfo {
-    FieldInfo { rust_name: json_name, json_name, required, recoverable, nested: none, inner_path: same }
+    FieldInfo { rust_name: json_name, json_name, required, recoverable, shape: &Shape::Leaf }
 }
 
 static LINE_ITEM: TypeInfo = TypeInfo {
@@ -99,8 +85,8 @@ static INVOICE: TypeInfo = TypeInfo {
         field("department", false, true),
         field("status", true, true),
         field("prior_status", false, true),
-        FieldInfo { nested: line_item, inner_path: past_index, ..field("line_items", true, true) },
-        FieldInfo { nested: line_item, ..field("shipping", false, true) },
+        FieldInfo { shape: &Shape::Seq(&Shape::Named(line_item)), ..field("line_items", true, true) },
+        FieldInfo { shape: &Shape::Wrap(&Shape::Named(line_item)), ..field("shipping", false, true) },
         field("stated_total", true, true),
         field("discount_pct", false, true),
         field("tags", true, true),

@@ -12,6 +12,7 @@ use crate::attr;
 use crate::case::{snake_case, unraw};
 use crate::check::{self, Check};
 use crate::ctxt::Errors;
+use crate::shape::Shape;
 
 /// A struct the derive can implement `Extractable` for.
 pub struct Container {
@@ -43,6 +44,8 @@ pub struct Field {
     pub is_option: bool,
     /// Under `#[serde(default)]` (on the field or the struct).
     pub defaulted: bool,
+    /// How the type holds values, or the part of it the walk cannot see inside.
+    pub shape: Result<Shape, Type>,
 }
 
 impl Container {
@@ -121,6 +124,7 @@ impl Container {
                 recoverable_tag: field_extract.recoverable.map(|tag| tag.span),
                 is_option,
                 defaulted,
+                shape: Shape::of(&field.ty).map_err(Clone::clone),
             });
         }
         let checks = check::parse_all(&input.attrs, &fields, errors);

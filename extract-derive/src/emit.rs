@@ -5,7 +5,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::check::lower::{self, private};
-use crate::container::Container;
+use crate::container::{Container, Field};
+use crate::shape::Shape;
 
 /// Everything the derive generates for a well-formed struct.
 pub fn extractable(container: &Container) -> TokenStream {
@@ -20,27 +21,14 @@ pub fn extractable(container: &Container) -> TokenStream {
         let json = &f.json_name;
         let required = f.required;
         let recoverable = f.recoverable;
-        let field_ty = &f.ty;
+        let shape = shape_of(f).describe();
         quote! {
             #p::FieldInfo {
                 rust_name: #rust,
                 json_name: #json,
                 required: #required,
                 recoverable: #recoverable,
-                nested: {
-                    fn __nested() -> #p::Option<&'static #p::TypeInfo> {
-                        use #p::{NestedNone as _, NestedSome as _};
-                        (&&#p::NestedProbe::<#field_ty>(#p::PhantomData)).nested()
-                    }
-                    __nested
-                },
-                inner_path: {
-                    fn __inner_path(path: &[#p::Segment]) -> &[#p::Segment] {
-                        use #p::{NestedNone as _, NestedSome as _};
-                        (&&#p::NestedProbe::<#field_ty>(#p::PhantomData)).inner_path(path)
-                    }
-                    __inner_path
-                },
+                shape: &#shape,
             }
         }
     });
@@ -49,11 +37,11 @@ pub fn extractable(container: &Container) -> TokenStream {
         container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i, ty)).collect();
     let no_generics = syn::Generics::default();
     let plumbing = plumbing(&TypeHead::concrete(ty, &no_generics));
-    let walks = container.fields.iter().filter(|f| !f.skipped).map(|f| {
+    let walks = container.fields.iter().filter(|f| !f.skipped).filter_map(|f| {
         let ident = &f.ident;
         let json = &f.json_name;
-        let recoverable = f.recoverable;
-        quote!((&&#p::AuditProbe(&self.#ident)).audit_field(__audit, #json, #recoverable);)
+        let walk = shape_of(f).walk(quote!(&self.#ident), f.recoverable)?;
+        Some(quote!(__audit.at_key(#json, |__audit| { #walk });))
     });
 
     quote! {
@@ -86,6 +74,11 @@ pub fn extractable(container: &Container) -> TokenStream {
 
         #plumbing
     }
+}
+
+/// The shape of a field; `validate::walkable` has rejected the fields without one.
+fn shape_of(field: &Field) -> &Shape {
+    field.shape.as_ref().ok().expect("validated before emission")
 }
 
 /// The impls that let other types' checks and walks step into this one.

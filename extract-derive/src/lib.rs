@@ -16,6 +16,7 @@ mod check;
 mod container;
 mod ctxt;
 mod emit;
+mod shape;
 mod validate;
 
 use proc_macro::TokenStream;

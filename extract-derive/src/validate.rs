@@ -20,6 +20,7 @@ pub fn container(input: &DeriveInput, container: &Container, errors: &mut Errors
     }
     tool_name(container, errors);
     recoverable_tags(container, errors);
+    walkable(container, errors);
     json_names(container, errors);
     for check in &container.checks {
         if let CheckKind::Expr(node) = &check.kind {
@@ -74,6 +75,23 @@ fn recoverable_tags(container: &Container, errors: &mut Errors) {
             errors.at(
                 span,
                 format!("`recoverable = false` on `{name}`, which serde skips: the model never fills it"),
+            );
+        }
+    }
+}
+
+/// The semantic walk must reach every derived value a field may hold: a
+/// type it cannot see inside is an error, never a silent skip.
+fn walkable(container: &Container, errors: &mut Errors) {
+    for field in container.fields.iter().filter(|f| !f.skipped) {
+        if let Err(hidden) = &field.shape {
+            let hidden = quote::ToTokens::to_token_stream(hidden).to_string();
+            errors.spanned(
+                &field.ty,
+                format!(
+                    "#[derive(Extractable)] cannot walk field `{}`: it cannot see inside `{hidden}`, which may hold a type with #[check]s, and a check that does not run would pass a failed output as valid; hold the values in a container the walk knows (Option, Box, Arc, Rc, Vec, VecDeque, an array or slice, BTreeSet, HashSet, BTreeMap, HashMap, a tuple)",
+                    field.rust_name
+                ),
             );
         }
     }

@@ -94,7 +94,8 @@ fn strict_or_plain(tool: &Tool) -> Tool {
     }
 }
 
-/// The title of the document block and the heading of each correction block:
+/// The title of the document block and the heading of each correction block
+/// (`### PREVIOUS OUTPUT (your previous answer: ...)` above its fence):
 /// the block's label and what it holds, so the text the model reads (the
 /// system and correction instructions name blocks by their labels) refers to
 /// what it sees.
@@ -115,8 +116,9 @@ fn content(prompt: &Prompt) -> Vec<Value> {
                 "title": heading(BlockKind::Document),
                 "cache_control": ephemeral(),
             })),
-            BlockKind::Instruction => blocks.push(text(format!("{}:\n{}", block.kind.label(), block.text))),
-            kind => blocks.push(text(format!("{}:\n{}", heading(kind), block.text))),
+            // Fenced and labelled as the flattened text shows them, so the
+            // previous output (the model's own words) cannot close its block.
+            kind => blocks.push(text(block.fenced(&heading(kind)))),
         }
     }
     if !prompt.is_correction() {
@@ -204,10 +206,13 @@ mod tests {
         assert_eq!(content[0]["type"], "document");
         assert_eq!(
             content[1]["text"],
-            "PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim):\n{\"a\":1}"
+            "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{\"a\":1}\n```"
         );
-        assert_eq!(content[2]["text"], "VALIDATION ERRORS (what was wrong with that answer):\na: too small");
-        assert_eq!(content[3]["text"], "INSTRUCTION:\nFix only a.");
+        assert_eq!(
+            content[2]["text"],
+            "### VALIDATION ERRORS (what was wrong with that answer)\n```\na: too small\n```"
+        );
+        assert_eq!(content[3]["text"], "### INSTRUCTION (what to do now)\n```\nFix only a.\n```");
         assert!(content[1..].iter().all(|b| b.get("cache_control").is_none()));
     }
 }

@@ -14,6 +14,6 @@ mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
 pub use policy::{Next, Run};
-pub use prompt::{Block, BlockKind, Correction, Prompt, system_instructions};
+pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};
 pub use stats::{Dominant, Stats};

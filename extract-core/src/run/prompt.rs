@@ -50,13 +50,18 @@ pub struct Prompt {
     pub correction: Option<Correction>,
 }
 
+/// How many violations of one fingerprint a correction lists before it says
+/// how many more share it.
+pub const FEEDBACK_PER_FINGERPRINT: usize = 5;
+
 /// The correction block of a retry: the last attempt only, so a prompt's size
 /// does not grow with the attempt number.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Correction {
     /// The previous attempt's output, verbatim.
     pub previous_output: String,
-    /// The exact violations of the previous attempt (the `Violations` display).
+    /// The exact violations of the previous attempt, at most
+    /// [`FEEDBACK_PER_FINGERPRINT`] of one fingerprint ([`Violations::feedback`]).
     pub violations: String,
     /// The instruction: fix only what failed and keep everything else.
     pub instruction: String,
@@ -68,7 +73,7 @@ impl Correction {
     pub fn new(tool_name: &str, previous_output: impl Into<String>, violations: &Violations) -> Correction {
         Correction {
             previous_output: previous_output.into(),
-            violations: violations.to_string(),
+            violations: violations.feedback(FEEDBACK_PER_FINGERPRINT),
             instruction: format!(
                 "Your previous answer (under {output}) failed validation with the errors under {errors}. \
                  Call the tool `{tool_name}` again with the complete input object: fix only what the \
@@ -139,6 +144,14 @@ impl Block<'_> {
     /// cannot occur in it. Deterministic: the same text gets the same fence.
     pub fn fence(&self) -> String {
         fence_for(&self.text)
+    }
+
+    /// The block as the flattened text shows it: `### {heading}`, then the
+    /// text between two fence lines. Backends that send a block as text use
+    /// it too, so no block can close its own fence or impersonate another.
+    pub fn fenced(&self, heading: &str) -> String {
+        let fence = self.fence();
+        format!("### {heading}\n{fence}\n{}\n{fence}", self.text)
     }
 }
 
@@ -241,8 +254,7 @@ impl fmt::Display for Prompt {
             if i > 0 {
                 f.write_str("\n\n")?;
             }
-            let fence = block.fence();
-            write!(f, "### {}\n{fence}\n{}\n{fence}", block.kind.label(), block.text)?;
+            f.write_str(&block.fenced(block.kind.label()))?;
         }
         Ok(())
     }

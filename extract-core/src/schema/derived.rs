@@ -56,10 +56,12 @@ fn list_checks(
         out.push(line);
     }
     for field in info.fields {
-        if let Some(nested) = (field.nested)() {
+        let mut nested = Vec::new();
+        field.shape.nested(&mut |info, many| nested.push((info, many)));
+        for (nested, through_collection) in nested {
             let (path, many) = match at {
-                None => (field.json_name.to_string(), field.is_collection()),
-                Some((path, many)) => (format!("{path}.{}", field.json_name), many || field.is_collection()),
+                None => (field.json_name.to_string(), through_collection),
+                Some((path, many)) => (format!("{path}.{}", field.json_name), many || through_collection),
             };
             list_checks(nested, Some((&path, many)), out, seen);
         }
@@ -82,13 +84,24 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
     let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) else { return };
     for field in info.fields {
         let Some(property) = properties.get_mut(field.json_name) else { continue };
-        if let Some(nested) = (field.nested)()
-            && let Some(name) = first_ref(property)
-            && !seen.contains(&name)
-            && let Some(def) = defs.get_mut(&name).map(Value::take)
-        {
+        // The derived types inside the field, paired with the `$defs` its
+        // schema refers to, in the order both appear (a tuple's elements,
+        // say); when the counts differ, the first with the first.
+        let mut nested = Vec::new();
+        field.shape.nested(&mut |info, _| nested.push(info));
+        let mut refs = Vec::new();
+        collect_refs(property, &mut refs);
+        let pairs: Vec<_> = if nested.len() == refs.len() {
+            nested.into_iter().zip(refs).collect()
+        } else {
+            nested.into_iter().zip(refs).take(1).collect()
+        };
+        for (nested, name) in pairs {
+            if seen.contains(&name) {
+                continue;
+            }
+            let Some(mut def) = defs.get_mut(&name).map(Value::take) else { continue };
             seen.push(name.clone());
-            let mut def = def;
             admit_null_in(&mut def, nested, defs, seen);
             defs[&name] = def;
         }
@@ -98,17 +111,17 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
     }
 }
 
-/// The name of the first `$defs` entry a property schema refers to.
-fn first_ref(schema: &Value) -> Option<String> {
+/// The names of the `$defs` entries a property schema refers to, in order.
+fn collect_refs(schema: &Value, out: &mut Vec<String>) {
     match schema {
-        Value::Object(map) => map
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/$defs/"))
-            .map(str::to_string)
-            .or_else(|| map.values().find_map(first_ref)),
-        Value::Array(items) => items.iter().find_map(first_ref),
-        _ => None,
+        Value::Object(map) => {
+            if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+                out.push(name.to_string());
+            }
+            map.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
     }
 }
 

@@ -33,18 +33,94 @@ pub struct FieldInfo {
     /// `false` when tagged `#[extract(recoverable = false)]`: absence means the
     /// datum is not in the source.
     pub recoverable: bool,
-    /// The derived type inside the field (through `Vec`, `Option`, `Box`, maps), if any.
-    pub nested: fn() -> Option<&'static TypeInfo>,
-    /// A path below this field without the steps that select inside its
-    /// containers (an index of a `Vec`, a key of a map).
-    pub inner_path: for<'p> fn(&'p [Segment]) -> &'p [Segment],
+    /// How the field's type holds values: the containers it passes through
+    /// and what sits inside them.
+    pub shape: &'static Shape,
+}
+
+/// How a field's type holds values, as the derive read it: the containers
+/// (and the path steps each adds) down to the values inside. The semantic
+/// walk follows the same shape through the values themselves.
+#[derive(Debug)]
+pub enum Shape {
+    /// Nothing the walk looks into: text, numbers, dates, and any type the
+    /// derive knows holds no derived value.
+    Leaf,
+    /// A type known by name only: a derived type (the function gives its
+    /// description) or a leaf (the function gives `None`).
+    Named(fn() -> Option<&'static TypeInfo>),
+    /// `Sourced<T>`: a value and its quote.
+    Sourced,
+    /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
+    Wrap(&'static Shape),
+    /// `Vec`, `VecDeque`, arrays, slices, sets: an `[index]` step per element.
+    Seq(&'static Shape),
+    /// Maps: a key step per value.
+    Map(&'static Shape),
+    /// A tuple: `[index]` selects an element.
+    Tuple(&'static [Shape]),
+}
+
+impl Shape {
+    /// Follows `path` (below a value of this shape) through the container
+    /// steps: the derived type reached, and the segments left at its fields.
+    pub fn descend<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static TypeInfo>, &'p [Segment]) {
+        match (self, path) {
+            (Shape::Named(info), _) => (info(), path),
+            (Shape::Wrap(inner), _) => inner.descend(path),
+            (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
+            (Shape::Map(inner), [Segment::Key(_), rest @ ..]) => inner.descend(rest),
+            (Shape::Tuple(elements), [Segment::Index(i), rest @ ..]) => match elements.get(*i) {
+                Some(element) => element.descend(rest),
+                None => (None, path),
+            },
+            _ => (None, path),
+        }
+    }
+
+    /// Calls `visit` with every derived type inside, and whether reaching it
+    /// passes through a collection (a sequence or a map).
+    pub fn nested(&'static self, visit: &mut dyn FnMut(&'static TypeInfo, bool)) {
+        self.nested_in(false, visit);
+    }
+
+    fn nested_in(&'static self, many: bool, visit: &mut dyn FnMut(&'static TypeInfo, bool)) {
+        match self {
+            Shape::Leaf | Shape::Sourced => {}
+            Shape::Named(info) => {
+                if let Some(info) = info() {
+                    visit(info, many);
+                }
+            }
+            Shape::Wrap(inner) => inner.nested_in(many, visit),
+            Shape::Seq(inner) | Shape::Map(inner) => inner.nested_in(true, visit),
+            Shape::Tuple(elements) => elements.iter().for_each(|e| e.nested_in(many, visit)),
+        }
+    }
+
+    /// The first derived type inside, if any.
+    pub fn first_nested(&'static self) -> Option<&'static TypeInfo> {
+        let mut first = None;
+        self.nested(&mut |info, _| {
+            first.get_or_insert(info);
+        });
+        first
+    }
+
+    /// Whether the value holds many values (a sequence or a map, through wrappers).
+    pub fn is_collection(&self) -> bool {
+        match self {
+            Shape::Wrap(inner) => inner.is_collection(),
+            Shape::Seq(_) | Shape::Map(_) => true,
+            _ => false,
+        }
+    }
 }
 
 impl FieldInfo {
     /// Whether the field holds many values (a sequence or a map).
     pub fn is_collection(&self) -> bool {
-        (self.inner_path)(&[Segment::Index(0)]).is_empty()
-            || (self.inner_path)(&[Segment::Key(std::borrow::Cow::Borrowed("key"))]).is_empty()
+        self.shape.is_collection()
     }
 }
 
@@ -70,8 +146,7 @@ impl TypeInfo {
         while let [Segment::Key(key), tail @ ..] = rest {
             let Some(field) = ty.and_then(|t| t.field(key)) else { break };
             deepest = Some(field);
-            rest = (field.inner_path)(tail);
-            ty = (field.nested)();
+            (ty, rest) = field.shape.descend(tail);
         }
         (deepest, rest)
     }
@@ -140,7 +215,7 @@ impl TypeInfo {
             .iter()
             .map(|rust| {
                 let field = ty.and_then(|t| t.fields.iter().find(|f| f.rust_name == *rust));
-                ty = field.and_then(|f| (f.nested)());
+                ty = field.and_then(|f| f.shape.first_nested());
                 field.map_or(*rust, |f| f.json_name)
             })
             .collect()

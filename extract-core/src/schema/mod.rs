@@ -10,5 +10,5 @@ mod strict;
 mod tool;
 
 pub use derived::tool_of;
-pub use describe::{CheckMeta, FieldInfo, RulePiece, TypeInfo};
+pub use describe::{CheckMeta, FieldInfo, RulePiece, Shape, TypeInfo};
 pub use tool::{StrictError, Tool};

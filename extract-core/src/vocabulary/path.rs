@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use super::quote_prefix;
+
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Segment {
@@ -15,7 +17,9 @@ pub enum Segment {
 }
 
 /// Where in the output a violation sits, in JSON names: `line_items[2].amount`.
-/// Empty for the root.
+/// Empty for the root. A key that is not a plain name (letters, digits, `_`,
+/// `-`) displays quoted and escaped, shortened like any value:
+/// `items["Gbp\n..."].amount`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FieldPath(Vec<Segment>);
 
@@ -70,11 +74,17 @@ impl FieldPath {
         use std::fmt::Write;
         for segment in &self.0 {
             match segment {
-                Segment::Key(key) => {
+                Segment::Key(key) if is_plain_name(key) => {
                     if !out.is_empty() {
                         out.push('.');
                     }
                     out.push_str(key);
+                }
+                // A key the model chose (a map key, an unknown field) is shown
+                // quoted, escaped and shortened, so it cannot write a line or
+                // a path step of its own.
+                Segment::Key(key) => {
+                    let _ = write!(out, "[{}]", quote_prefix(key));
                 }
                 Segment::Index(_) if normalize => out.push_str("[*]"),
                 Segment::Index(i) => {
@@ -83,6 +93,12 @@ impl FieldPath {
             }
         }
     }
+}
+
+/// Whether a key is shown bare in a path: letters, digits, `_` and `-`, at
+/// most 64 of them (every JSON name the derive gives a field is one).
+fn is_plain_name(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl fmt::Display for FieldPath {

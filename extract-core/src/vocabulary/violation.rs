@@ -187,12 +187,24 @@ impl Violation {
 }
 
 impl fmt::Display for Violation {
+    /// `path: message` on one line: a line break in a message (a `with`
+    /// check's error, say) is shown escaped, so no violation can write a
+    /// line of its own into the feedback.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_root() {
-            write!(f, "(root): {}", self.message)
+            f.write_str("(root): ")?;
         } else {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: ", self.path)?;
         }
+        for c in self.message.chars() {
+            match c {
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                c if c.is_control() && c != '\t' => write!(f, "{}", c.escape_default())?,
+                c => fmt::Write::write_char(f, c)?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -292,3 +304,50 @@ impl fmt::Display for Violations {
 }
 
 impl std::error::Error for Violations {}
+
+impl Violations {
+    /// The feedback a correction prompt carries: like `Display`, but at most
+    /// `per_fingerprint` violations of one fingerprint are listed, then one
+    /// line says how many more share it. So 20,000 bad line items make a
+    /// few lines of feedback, not 20,000; the error chain keeps them all.
+    ///
+    /// ```
+    /// use extract::{Code, FieldPath, Layer, Violation, Violations};
+    /// let all: Vec<Violation> = (0..100)
+    ///     .map(|i| {
+    ///         let at = FieldPath::root().key("line_items").index(i).key("amount");
+    ///         Violation::new(Layer::Semantic, Code::CHECK_FAILED, at, "must be >= 0")
+    ///     })
+    ///     .collect();
+    /// let feedback = Violations::new(all).unwrap().feedback(5);
+    /// assert_eq!(feedback.lines().count(), 6);
+    /// assert!(feedback.ends_with("- ... and 95 more like this at line_items[*].amount"));
+    /// ```
+    pub fn feedback(&self, per_fingerprint: usize) -> String {
+        let per_fingerprint = per_fingerprint.max(1);
+        // Grouped by fingerprint, in the order each first appears.
+        let mut index: std::collections::HashMap<Fingerprint, usize> = std::collections::HashMap::new();
+        let mut groups: Vec<(Vec<&Violation>, usize, String)> = Vec::new();
+        for violation in &self.0 {
+            let fingerprint = violation.fingerprint();
+            let at = *index.entry(fingerprint).or_insert_with_key(|fingerprint| {
+                let path = if fingerprint.path.is_empty() { "(root)".to_string() } else { fingerprint.path.clone() };
+                groups.push((Vec::new(), 0, path));
+                groups.len() - 1
+            });
+            let (listed, total, _) = &mut groups[at];
+            *total += 1;
+            if listed.len() < per_fingerprint {
+                listed.push(violation);
+            }
+        }
+        let mut lines = Vec::new();
+        for (listed, total, path) in groups {
+            lines.extend(listed.iter().map(|v| format!("- {v}")));
+            if total > listed.len() {
+                lines.push(format!("- ... and {} more like this at {path}", total - listed.len()));
+            }
+        }
+        lines.join("\n")
+    }
+}

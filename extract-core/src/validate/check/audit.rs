@@ -38,7 +38,7 @@ impl<'d> Audit<'d> {
         self.path.pop();
     }
 
-    /// Runs `f` one map key deeper.
+    /// Runs `f` one map key deeper (a key the model chose).
     pub fn at_owned_key(&mut self, key: String, f: impl FnOnce(&mut Self)) {
         self.path.push(Segment::Key(Cow::Owned(key)));
         f(self);
@@ -197,63 +197,47 @@ pub(crate) fn normalize_whitespace(text: &str) -> String {
 }
 
 /// A value the semantic walk descends into: a derived type, a `Sourced`
-/// value, or an `Option`, `Box` or `Vec` of one.
+/// value, or a container of them. The derive walks a field by its type's
+/// shape (see [`Shape`](crate::schema::Shape)); these impls let a name the
+/// derive cannot see through (a type alias of `Vec<Item>`, say) be walked too.
 pub trait Audited {
     /// Runs the checks of this value (and of everything inside it). `recoverable`
     /// is the tag of the field the value sits in.
     fn audit(&self, audit: &mut Audit<'_>, recoverable: bool);
     /// The derived type inside, if any.
     fn type_info() -> Option<&'static TypeInfo>;
-    /// `path` (below a field of this type) without the steps that only
-    /// select inside this container: one index of a sequence, one key of a
-    /// map. What remains starts at the nested type's own fields.
-    fn inner_path(path: &[Segment]) -> &[Segment] {
-        path
-    }
 }
 
-impl<T: Audited> Audited for Option<T> {
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        if let Some(x) = self {
-            x.audit(audit, recoverable)
+macro_rules! audit_wrapper {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Audited for $ty {
+            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                if let Some(x) = Wrapper::inner(self) {
+                    x.audit(audit, recoverable)
+                }
+            }
+            fn type_info() -> Option<&'static TypeInfo> {
+                T::type_info()
+            }
         }
-    }
-    fn type_info() -> Option<&'static TypeInfo> {
-        T::type_info()
-    }
-    fn inner_path(path: &[Segment]) -> &[Segment] {
-        T::inner_path(path)
-    }
+    )*};
 }
 
-impl<T: Audited> Audited for Box<T> {
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        (**self).audit(audit, recoverable)
-    }
-    fn type_info() -> Option<&'static TypeInfo> {
-        T::type_info()
-    }
-    fn inner_path(path: &[Segment]) -> &[Segment] {
-        T::inner_path(path)
-    }
+audit_wrapper! {
+    [T: Audited] Option<T>;
+    [T: Audited] Box<T>;
+    [T: Audited] std::sync::Arc<T>;
+    [T: Audited] std::rc::Rc<T>;
 }
 
 macro_rules! audit_sequence {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
             fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-                for (i, x) in self.iter().enumerate() {
-                    audit.at_index(i, |audit| x.audit(audit, recoverable));
-                }
+                audit.each(self, |x, audit| x.audit(audit, recoverable));
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
-            }
-            fn inner_path(path: &[Segment]) -> &[Segment] {
-                match path {
-                    [Segment::Index(_), rest @ ..] => T::inner_path(rest),
-                    _ => path,
-                }
             }
         }
     )*};
@@ -263,94 +247,201 @@ audit_sequence! {
     [T: Audited] Vec<T>;
     [T: Audited] std::collections::VecDeque<T>;
     [T: Audited, const N: usize] [T; N];
+    [T: Audited] [T];
+    [T: Audited] std::collections::BTreeSet<T>;
+    [T: Audited, S] std::collections::HashSet<T, S>;
 }
 
 macro_rules! audit_map {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
             fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-                for (key, x) in self {
-                    audit.at_owned_key(key.to_string(), |audit| x.audit(audit, recoverable));
-                }
+                audit.each_entry(self, |x, audit| x.audit(audit, recoverable));
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
-            }
-            fn inner_path(path: &[Segment]) -> &[Segment] {
-                match path {
-                    [Segment::Key(_), rest @ ..] => T::inner_path(rest),
-                    _ => path,
-                }
             }
         }
     )*};
 }
 
 audit_map! {
-    [K: std::fmt::Display, T: Audited] std::collections::BTreeMap<K, T>;
-    [K: std::fmt::Display, T: Audited, S] std::collections::HashMap<K, T, S>;
+    [K: serde::Serialize, T: Audited] std::collections::BTreeMap<K, T>;
+    [K: serde::Serialize, T: Audited, S] std::collections::HashMap<K, T, S>;
 }
 
-/// The probe the walk descends fields with: `(&&AuditProbe(&field)).audit_field(...)`
-/// descends when the field's type is [`Audited`] and does nothing otherwise.
-pub struct AuditProbe<'a, T>(pub &'a T);
-
-/// Descends into a field whose type is [`Audited`].
-pub trait AuditRecurse {
-    /// Audits the field under its JSON name.
-    fn audit_field(&self, audit: &mut Audit<'_>, json_name: &'static str, recoverable: bool);
+/// A container of one value at most, with no path step: `Option`, `Box`, `Arc`, `Rc`, `&`.
+pub trait Wrapper {
+    /// What it holds.
+    type Inner: ?Sized;
+    /// The value inside, if there is one.
+    fn inner(&self) -> Option<&Self::Inner>;
 }
 
-impl<T: Audited> AuditRecurse for &AuditProbe<'_, T> {
-    fn audit_field(&self, audit: &mut Audit<'_>, json_name: &'static str, recoverable: bool) {
-        audit.at_key(json_name, |audit| self.0.audit(audit, recoverable));
+impl<T> Wrapper for Option<T> {
+    type Inner = T;
+    fn inner(&self) -> Option<&T> {
+        self.as_ref()
     }
 }
 
-/// Skips a field with nothing to check inside.
+macro_rules! wrapper_by_deref {
+    ($($ty:ty),*) => {$(
+        impl<T: ?Sized> Wrapper for $ty {
+            type Inner = T;
+            fn inner(&self) -> Option<&T> {
+                Some(self)
+            }
+        }
+    )*};
+}
+
+wrapper_by_deref!(Box<T>, std::sync::Arc<T>, std::rc::Rc<T>, &T);
+
+/// A container whose elements a path indexes: `Vec`, `VecDeque`, arrays,
+/// slices, sets (in their iteration order).
+pub trait Sequence {
+    /// An element.
+    type Item;
+    /// The elements, in order.
+    fn items(&self) -> impl Iterator<Item = &Self::Item>;
+}
+
+macro_rules! sequence {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> Sequence for $ty {
+            type Item = T;
+            fn items(&self) -> impl Iterator<Item = &T> {
+                self.iter()
+            }
+        }
+    )*};
+}
+
+sequence! {
+    [T] Vec<T>;
+    [T] std::collections::VecDeque<T>;
+    [T] std::collections::LinkedList<T>;
+    [T, const N: usize] [T; N];
+    [T] [T];
+    [T] std::collections::BTreeSet<T>;
+    [T, S] std::collections::HashSet<T, S>;
+    [T] std::collections::BinaryHeap<T>;
+}
+
+/// A map whose values a path reaches by key, whatever the key's type.
+pub trait Keyed {
+    /// The key, shown in paths as it serializes.
+    type Key: serde::Serialize;
+    /// A value.
+    type Value;
+    /// The entries.
+    fn entries(&self) -> impl Iterator<Item = (&Self::Key, &Self::Value)>;
+}
+
+impl<K: serde::Serialize, V> Keyed for std::collections::BTreeMap<K, V> {
+    type Key = K;
+    type Value = V;
+    fn entries(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.iter()
+    }
+}
+
+impl<K: serde::Serialize, V, S> Keyed for std::collections::HashMap<K, V, S> {
+    type Key = K;
+    type Value = V;
+    fn entries(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.iter()
+    }
+}
+
+/// A map key as a path shows it: the key as it serializes (a string as is,
+/// anything else as its JSON text).
+fn key_text<K: serde::Serialize + ?Sized>(key: &K) -> String {
+    match serde_json::to_value(key) {
+        Ok(serde_json::Value::String(text)) => text,
+        Ok(other) => other.to_string(),
+        Err(_) => "(a key that does not serialize)".to_string(),
+    }
+}
+
+impl Audit<'_> {
+    /// Walks the value inside a wrapper, if there is one.
+    #[inline]
+    pub fn wrapped<W: Wrapper + ?Sized>(&mut self, wrapper: &W, walk: impl FnOnce(&W::Inner, &mut Self)) {
+        if let Some(inner) = wrapper.inner() {
+            walk(inner, self);
+        }
+    }
+
+    /// Walks every element of a sequence, each one index deeper.
+    pub fn each<S: Sequence + ?Sized>(&mut self, sequence: &S, mut walk: impl FnMut(&S::Item, &mut Self)) {
+        for (i, item) in sequence.items().enumerate() {
+            self.at_index(i, |audit| walk(item, audit));
+        }
+    }
+
+    /// Walks every value of a map, each one key deeper.
+    pub fn each_entry<M: Keyed + ?Sized>(&mut self, map: &M, mut walk: impl FnMut(&M::Value, &mut Self)) {
+        for (key, value) in map.entries() {
+            self.at_owned_key(key_text(key), |audit| walk(value, audit));
+        }
+    }
+}
+
+/// The probe the walk meets a named type with: `(&&AuditProbe(value)).audit_value(...)`
+/// descends when the type is [`Audited`] and does nothing otherwise (a leaf:
+/// an enum, a newtype, text).
+pub struct AuditProbe<'a, T: ?Sized>(pub &'a T);
+
+/// Descends into a value whose type is [`Audited`].
+pub trait AuditRecurse {
+    /// Audits the value.
+    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool);
+}
+
+impl<T: Audited + ?Sized> AuditRecurse for &AuditProbe<'_, T> {
+    #[inline]
+    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool) {
+        self.0.audit(audit, recoverable);
+    }
+}
+
+/// Skips a value with nothing to check inside.
 pub trait AuditSkip {
     /// Does nothing.
-    fn audit_field(&self, audit: &mut Audit<'_>, json_name: &'static str, recoverable: bool);
+    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool);
 }
 
-impl<T> AuditSkip for AuditProbe<'_, T> {
-    fn audit_field(&self, _: &mut Audit<'_>, _: &'static str, _: bool) {}
+impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
+    #[inline]
+    fn audit_value(&self, _: &mut Audit<'_>, _: bool) {}
 }
 
-/// The probe `TypeInfo` finds a field's nested derived type with.
-pub struct NestedProbe<T>(pub PhantomData<T>);
+/// The probe a [`Shape::Named`](crate::schema::Shape::Named) finds a type's description with.
+pub struct NestedProbe<T: ?Sized>(pub PhantomData<T>);
 
-/// A field type with a derived type inside.
+/// A named type that is derived (or a container the runtime knows of one).
 pub trait NestedSome {
     /// The nested type's description.
     fn nested(&self) -> Option<&'static TypeInfo>;
-    /// See [`Audited::inner_path`].
-    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment];
 }
 
-impl<T: Audited> NestedSome for &NestedProbe<T> {
+impl<T: Audited + ?Sized> NestedSome for &NestedProbe<T> {
     fn nested(&self) -> Option<&'static TypeInfo> {
         T::type_info()
     }
-    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment] {
-        T::inner_path(path)
-    }
 }
 
-/// Any other field type.
+/// Any other named type.
 pub trait NestedNone {
     /// `None`.
     fn nested(&self) -> Option<&'static TypeInfo>;
-    /// `path` unchanged.
-    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment];
 }
 
-impl<T> NestedNone for NestedProbe<T> {
+impl<T: ?Sized> NestedNone for NestedProbe<T> {
     fn nested(&self) -> Option<&'static TypeInfo> {
         None
-    }
-    fn inner_path<'p>(&self, path: &'p [Segment]) -> &'p [Segment] {
-        path
     }
 }
 

@@ -16,7 +16,9 @@ mod path;
 mod render;
 
 pub use aggregate::*;
-pub use audit::{Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, NestedNone, NestedProbe, NestedSome};
+pub use audit::{
+    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, NestedNone, NestedProbe, NestedSome, Sequence, Wrapper,
+};
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
 };

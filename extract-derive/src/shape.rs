@@ -1,0 +1,186 @@
+//! How a field's type holds values, read from its syntax: the containers it
+//! passes through down to the named types inside. The semantic walk and the
+//! runtime's `Shape` both follow it, so a derived value is walked through any
+//! container the walk knows, and a type the walk cannot see inside (an
+//! unknown generic type that may hold a derived value) is a compile error.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::check::lower::private;
+
+/// A field type's shape.
+pub enum Shape {
+    /// Holds no derived value: text, numbers, dates, and generic types whose
+    /// arguments are all such leaves.
+    Leaf,
+    /// A type known by name only: derived or a leaf, as the type system decides.
+    Named(Type),
+    /// `Sourced<T>`: a quote to check.
+    Sourced,
+    /// `Option`, `Box`, `Arc`, `Rc`, a reference: one value inside, no path step.
+    Wrap(Box<Shape>),
+    /// `Vec`, `VecDeque`, arrays, slices, sets: an index step per element.
+    Seq(Box<Shape>),
+    /// Maps: a key step per value.
+    Map(Box<Shape>),
+    /// A tuple: an index step selects an element.
+    Tuple(Vec<Shape>),
+}
+
+/// Types the derive knows hold no derived value, by their last path segment.
+const LEAVES: &[&str] = &[
+    "String", "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f32", "f64", "NaiveDate", "NaiveDateTime", "NaiveTime", "DateTime", "Date", "Utc",
+    "FixedOffset", "Local", "Decimal", "Value", "Number", "Uuid", "Url", "PathBuf", "Duration", "IpAddr",
+    "Ipv4Addr", "Ipv6Addr", "NonZeroU8", "NonZeroU16", "NonZeroU32", "NonZeroU64", "NonZeroUsize",
+    "PhantomData",
+];
+const WRAPPERS: &[&str] = &["Option", "Box", "Arc", "Rc"];
+const SEQUENCES: &[&str] = &["Vec", "VecDeque", "LinkedList", "BTreeSet", "HashSet", "BinaryHeap"];
+const MAPS: &[&str] = &["BTreeMap", "HashMap"];
+
+impl Shape {
+    /// The shape of `ty`, or the part of it the walk cannot see inside.
+    pub fn of(ty: &Type) -> Result<Shape, &Type> {
+        match ty {
+            Type::Paren(inner) => Shape::of(&inner.elem),
+            Type::Group(inner) => Shape::of(&inner.elem),
+            Type::Reference(inner) => Ok(Shape::Wrap(Box::new(Shape::of(&inner.elem)?)).simplified()),
+            Type::Array(inner) => Ok(Shape::Seq(Box::new(Shape::of(&inner.elem)?)).simplified()),
+            Type::Slice(inner) => Ok(Shape::Seq(Box::new(Shape::of(&inner.elem)?)).simplified()),
+            Type::Tuple(tuple) => {
+                let elements = tuple.elems.iter().map(Shape::of).collect::<Result<Vec<_>, _>>()?;
+                Ok(Shape::Tuple(elements).simplified())
+            }
+            Type::Path(path) if path.qself.is_none() => {
+                let Some(last) = path.path.segments.last() else { return Ok(Shape::Leaf) };
+                let name = last.ident.to_string();
+                let types: Vec<&Type> = match &last.arguments {
+                    PathArguments::AngleBracketed(args) => args
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            GenericArgument::Type(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let only = |shape: fn(Box<Shape>) -> Shape| -> Result<Shape, &Type> {
+                    match types.as_slice() {
+                        [inner] => Ok(shape(Box::new(Shape::of(inner)?)).simplified()),
+                        _ => Err(ty),
+                    }
+                };
+                if LEAVES.contains(&name.as_str()) {
+                    Ok(Shape::Leaf)
+                } else if name == "Sourced" {
+                    Ok(Shape::Sourced)
+                } else if WRAPPERS.contains(&name.as_str()) {
+                    only(Shape::Wrap)
+                } else if SEQUENCES.contains(&name.as_str()) && !types.is_empty() {
+                    Ok(Shape::Seq(Box::new(Shape::of(types[0])?)).simplified())
+                } else if MAPS.contains(&name.as_str()) && types.len() >= 2 {
+                    Ok(Shape::Map(Box::new(Shape::of(types[1])?)).simplified())
+                } else if types.is_empty() {
+                    Ok(Shape::Named(ty.clone()))
+                } else {
+                    // An unknown generic type: fine only when nothing inside
+                    // it can be a derived value.
+                    for inner in types {
+                        if !Shape::of(inner)?.is_leaf() {
+                            return Err(ty);
+                        }
+                    }
+                    Ok(Shape::Leaf)
+                }
+            }
+            Type::Path(_) => Ok(Shape::Named(ty.clone())),
+            // Not deserializable, so never a derived value: trait objects,
+            // function pointers, `impl Trait`, `!`.
+            Type::TraitObject(_) | Type::FnPtr(_) | Type::ImplTrait(_) | Type::Never(_) | Type::Ptr(_) => {
+                Ok(Shape::Leaf)
+            }
+            _ => Err(ty),
+        }
+    }
+
+    fn is_leaf(&self) -> bool {
+        matches!(self, Shape::Leaf)
+    }
+
+    /// A container of leaves is a leaf.
+    fn simplified(self) -> Shape {
+        match &self {
+            Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) if inner.is_leaf() => Shape::Leaf,
+            Shape::Tuple(elements) if elements.iter().all(Shape::is_leaf) => Shape::Leaf,
+            _ => self,
+        }
+    }
+
+    /// The runtime's `Shape`, as a constant expression.
+    pub fn describe(&self) -> TokenStream {
+        let p = private();
+        match self {
+            Shape::Leaf => quote!(#p::Shape::Leaf),
+            Shape::Sourced => quote!(#p::Shape::Sourced),
+            Shape::Named(ty) => quote!(#p::Shape::Named({
+                fn __nested() -> #p::Option<&'static #p::TypeInfo> {
+                    use #p::{NestedNone as _, NestedSome as _};
+                    (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()
+                }
+                __nested
+            })),
+            Shape::Wrap(inner) => {
+                let inner = inner.describe();
+                quote!(#p::Shape::Wrap(&#inner))
+            }
+            Shape::Seq(inner) => {
+                let inner = inner.describe();
+                quote!(#p::Shape::Seq(&#inner))
+            }
+            Shape::Map(inner) => {
+                let inner = inner.describe();
+                quote!(#p::Shape::Map(&#inner))
+            }
+            Shape::Tuple(elements) => {
+                let elements = elements.iter().map(Shape::describe);
+                quote!(#p::Shape::Tuple(&[#(#elements),*]))
+            }
+        }
+    }
+
+    /// The statement that walks `value` (an expression of a reference to a
+    /// value of this shape) with `__audit`, or nothing for a leaf.
+    pub fn walk(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
+        let p = private();
+        let walk_inner = |inner: &Shape| inner.walk(quote!(__v), recoverable);
+        Some(match self {
+            Shape::Leaf => return None,
+            Shape::Named(_) => quote!((&&#p::AuditProbe(#value)).audit_value(__audit, #recoverable);),
+            Shape::Sourced => quote!(#p::Audited::audit(#value, __audit, #recoverable);),
+            Shape::Wrap(inner) => {
+                let inner = walk_inner(inner)?;
+                quote!(__audit.wrapped(#value, |__v, __audit| { #inner });)
+            }
+            Shape::Seq(inner) => {
+                let inner = walk_inner(inner)?;
+                quote!(__audit.each(#value, |__v, __audit| { #inner });)
+            }
+            Shape::Map(inner) => {
+                let inner = walk_inner(inner)?;
+                quote!(__audit.each_entry(#value, |__v, __audit| { #inner });)
+            }
+            Shape::Tuple(elements) => {
+                let steps = elements.iter().enumerate().filter_map(|(i, element)| {
+                    let index = syn::Index::from(i);
+                    let inner = element.walk(quote!(&__t.#index), recoverable)?;
+                    Some(quote!(__audit.at_index(#i, |__audit| { #inner });))
+                });
+                quote!({ let __t = #value; #(#steps)* })
+            }
+        })
+    }
+}
