@@ -85,7 +85,7 @@ fn recoverable_tags(container: &Container, errors: &mut Errors) {
 fn walkable(container: &Container, errors: &mut Errors) {
     for field in container.fields.iter().filter(|f| !f.skipped) {
         if let Err(hidden) = &field.shape {
-            let hidden = quote::ToTokens::to_token_stream(hidden).to_string();
+            let hidden = type_text(hidden);
             errors.spanned(
                 &field.ty,
                 format!(
@@ -142,4 +142,16 @@ fn check_node(node: &Node, operand: bool, errors: &mut Errors) {
             check_node(rhs, comparison, errors);
         }
     }
+}
+
+/// A type as the user wrote it, near enough: `Bag<Part>`, not `Bag < Part >`.
+fn type_text(ty: &syn::Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace("& ", "&")
 }

@@ -1,0 +1,160 @@
+//! The semantic walk reaches a nested type's `#[check]`s and tags through
+//! every container the type system can see. For each container: a failing
+//! check inside it is a violation at the indexed path, and a tagged field
+//! sent as `null` inside it escalates (not recoverable).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use extract::{Extractable, Violations};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema, Extractable)]
+#[check(qty >= 0)]
+struct Part {
+    #[extract(recoverable = false)]
+    sku: String,
+    qty: i64,
+}
+
+/// A map key with no `Display`: it shows in paths as it serializes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Currency {
+    Gbp,
+    Eur,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Order {
+    boxed: Box<Part>,
+    shared: Arc<Part>,
+    counted: Rc<Part>,
+    maybe: Option<Part>,
+    list: Vec<Part>,
+    queue: VecDeque<Part>,
+    pair_array: [Part; 2],
+    slice: Box<[Part]>,
+    ordered: BTreeSet<Part>,
+    hashed: HashSet<Part>,
+    by_currency: BTreeMap<Currency, Part>,
+    hashed_by_currency: HashMap<Currency, Part>,
+    tuple: (String, Part),
+    nested: Vec<Arc<Option<Part>>>,
+    grouped: BTreeMap<Currency, Vec<Part>>,
+}
+
+fn part(qty: i64) -> Value {
+    json!({"sku": "A-1", "qty": qty})
+}
+
+/// An order whose every part is valid, with `bad` put at `place`.
+fn order_with(place: &str, bad: Value) -> Value {
+    let mut order = json!({
+        "boxed": part(1), "shared": part(1), "counted": part(1), "maybe": part(1),
+        "list": [part(1)], "queue": [part(1)], "pair_array": [part(1), part(2)], "slice": [part(1)],
+        "ordered": [part(1)], "hashed": [part(1)],
+        "by_currency": {"gbp": part(1)}, "hashed_by_currency": {"eur": part(1)},
+        "tuple": ["x", part(1)], "nested": [part(1)], "grouped": {"gbp": [part(1)]},
+    });
+    let slot = match place {
+        "list" | "queue" | "slice" | "ordered" | "hashed" | "nested" => &mut order[place][0],
+        "pair_array" => &mut order[place][1],
+        "by_currency" => &mut order[place]["gbp"],
+        "hashed_by_currency" => &mut order[place]["eur"],
+        "tuple" => &mut order[place][1],
+        "grouped" => &mut order[place]["gbp"][0],
+        _ => &mut order[place],
+    };
+    *slot = bad;
+    order
+}
+
+/// Where a bad part at `place` is reported.
+fn path_of(place: &str) -> &'static str {
+    match place {
+        "boxed" => "boxed",
+        "shared" => "shared",
+        "counted" => "counted",
+        "maybe" => "maybe",
+        "list" => "list[0]",
+        "queue" => "queue[0]",
+        "pair_array" => "pair_array[1]",
+        "slice" => "slice[0]",
+        "ordered" => "ordered[0]",
+        "hashed" => "hashed[0]",
+        "by_currency" => "by_currency.gbp",
+        "hashed_by_currency" => "hashed_by_currency.eur",
+        "tuple" => "tuple[1]",
+        "nested" => "nested[0]",
+        "grouped" => "grouped.gbp[0]",
+        _ => unreachable!(),
+    }
+}
+
+const PLACES: [&str; 15] = [
+    "boxed",
+    "shared",
+    "counted",
+    "maybe",
+    "list",
+    "queue",
+    "pair_array",
+    "slice",
+    "ordered",
+    "hashed",
+    "by_currency",
+    "hashed_by_currency",
+    "tuple",
+    "nested",
+    "grouped",
+];
+
+fn violations(output: &Value) -> Violations {
+    extract::validate::<Order>(output, "").expect_err("the bad part must be found")
+}
+
+#[test]
+fn a_valid_order_passes() {
+    let order = order_with("boxed", part(3));
+    extract::validate::<Order>(&order, "").unwrap();
+}
+
+#[test]
+fn a_failing_check_is_found_through_every_container() {
+    for place in PLACES {
+        let found = violations(&order_with(place, part(-5)));
+        assert_eq!(found.len(), 1, "{place}: {found}");
+        let v = &found[0];
+        assert_eq!(v.code, "check_failed", "{place}: {found}");
+        assert_eq!(v.path.to_string(), format!("{}.qty", path_of(place)), "{place}");
+        assert!(v.message.contains("qty = -5"), "{place}: {}", v.message);
+        assert!(v.recoverable, "{place}");
+    }
+}
+
+#[test]
+fn a_tagged_null_escalates_through_every_container() {
+    for place in PLACES {
+        let found = violations(&order_with(place, json!({"sku": null, "qty": 1})));
+        let v = found
+            .iter()
+            .find(|v| v.path.to_string() == format!("{}.sku", path_of(place)))
+            .unwrap_or_else(|| panic!("{place}: no violation at the sku: {found}"));
+        assert_eq!(v.code, "missing_field", "{place}");
+        assert!(!v.recoverable, "{place}: the tag inside the container is honoured");
+    }
+}
+
+#[test]
+fn the_tool_lists_the_checks_of_the_nested_type() {
+    let tool = Order::tool();
+    assert!(tool.description.contains("in `boxed`: qty >= 0"), "{}", tool.description);
+    assert!(tool.description.contains("qty >= 0"), "{}", tool.description);
+    // The tagged field inside the nested type admits null in the tool's schema.
+    let part_schema = &tool.input_schema["$defs"]["Part"]["properties"]["sku"];
+    assert_eq!(part_schema["type"], json!(["string", "null"]), "{part_schema}");
+}
