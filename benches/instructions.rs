@@ -4,8 +4,11 @@
 //! else the shared machine is doing, where wall-clock timings do not).
 //!
 //! `instructions MODE ITEMS CASE` builds the invoice output of
-//! `benches/common` with ITEMS line items (CASE `valid` or `failing`), then
-//! does MODE once: `build` (nothing more), `deserialize` or `validate`.
+//! `benches/common` with ITEMS line items (CASE `valid`, `failing`, or
+//! `mistyped`: every amount a string, so the structure layer reports ITEMS
+//! violations), then does MODE once: `build` (nothing more), `deserialize`
+//! or `validate`. `benches/hostile_scaling.sh` uses `mistyped` to show that
+//! converting schema errors is linear in their number.
 
 mod common;
 
@@ -22,18 +25,26 @@ fn main() {
         std::process::exit(2);
     };
     let items: usize = items.parse().expect("ITEMS is a number");
-    let value = output(items, case == "failing");
+    let mut value = output(items, case == "failing");
+    if case == "mistyped" {
+        for item in value["line_items"].as_array_mut().expect("line items") {
+            item["amount"] = serde_json::Value::String("twelve".into());
+        }
+    }
     // The type's tool and validator are built once per process; build them
     // in every mode so the difference is the per-output work alone.
     let _ = Invoice::tool();
     match mode.as_str() {
         "build" => {}
         "deserialize" => {
-            black_box(Invoice::deserialize(black_box(&value)).unwrap());
+            let _ = black_box(Invoice::deserialize(black_box(&value)));
         }
         "validate" => {
-            let valid = extract::validate::<Invoice>(black_box(&value), "").is_ok();
-            assert_eq!(valid, case == "valid");
+            let result = extract::validate::<Invoice>(black_box(&value), "");
+            assert_eq!(result.is_ok(), case == "valid");
+            if case == "mistyped" {
+                assert_eq!(result.unwrap_err().len(), items, "one violation per mistyped amount");
+            }
         }
         other => panic!("unknown mode {other}"),
     }

@@ -212,7 +212,11 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
     assert_eq!(texts.len(), 3, "{content:#?}");
     let failed_output = serde_json::to_string_pretty(&first_output()).unwrap();
     // Each correction block is labelled and fenced, as the prompt's text shows it.
-    assert!(texts[0].ends_with(&format!("\n```\n{failed_output}\n```")), "the failed output, verbatim: {}", texts[0]);
+    assert!(
+        texts[0].ends_with(&format!("\n```\n{failed_output}\n```")),
+        "the failed output, verbatim: {}",
+        texts[0]
+    );
     assert_eq!(
         texts[1],
         "### VALIDATION ERRORS (what was wrong with that answer)\n```\n- line_items: check failed: sum(line_items.amount) == total \
@@ -239,4 +243,23 @@ async fn a_500_then_success_does_not_spend_a_validation_attempt() {
     assert_eq!(server.bodies().len(), 2, "the server saw the failed request and its retry");
     assert_eq!(server.bodies()[0], server.bodies()[1], "the retry resends the same request");
     assert_eq!(outcome.usage(), Usage::new(1000, 80));
+}
+
+#[tokio::test]
+async fn a_transport_failure_after_an_attempt_keeps_the_attempt_and_its_tokens() {
+    let unauthorized =
+        json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+    let server = Server::start(vec![
+        tool_use(first_output(), Usage::new(1000, 80)),
+        Response { status: 401, body: unauthorized.to_string() },
+    ])
+    .await;
+
+    let err = Extractor::new(client(&server)).extract::<Invoice>(DOCUMENT).await.unwrap_err();
+
+    assert!(matches!(err.root(), extract::Error::Api { status: 401, .. }), "{err:?}");
+    assert_eq!(err.attempts().len(), 1, "the failed attempt is kept");
+    assert_eq!(err.attempts()[0].violations[0].code, "check_failed");
+    assert_eq!(err.usage(), Usage::new(1000, 80), "the tokens it spent are reported");
+    assert!(err.to_string().contains("1080 tokens"), "{err}");
 }

@@ -412,7 +412,10 @@ async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix()
         texts[1],
         "### VALIDATION ERRORS (what was wrong with that answer)\n```\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00\n```"
     );
-    assert_eq!(texts[2], "### INSTRUCTION (what to do now)\n```\nFix only the fields above and keep everything else.\n```");
+    assert_eq!(
+        texts[2],
+        "### INSTRUCTION (what to do now)\n```\nFix only the fields above and keep everything else.\n```"
+    );
     assert_eq!(two["messages"].as_array().unwrap().len(), 1);
     assert_no_sampling_parameters(two);
 }
@@ -967,4 +970,54 @@ fn the_client_is_a_send_sync_model_usable_behind_dyn() {
     let future = model.call(&prompt);
     fn assert_send<T: Send>(_: &T) {}
     assert_send(&future);
+}
+
+#[tokio::test]
+async fn a_body_past_the_limit_is_a_clear_error_and_not_read_whole() {
+    // A valid message, but larger than the limit this client sets.
+    let huge = tool_use(json!({"total": 1.0, "note": "x".repeat(64 * 1024)}));
+    let server = Server::start(vec![reply(200, &[], huge)]).await;
+    let client = builder(&server).body_limit(16 * 1024).build().unwrap();
+
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+
+    assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(shown.contains("larger than the 16384-byte limit"), "{shown}");
+    assert_eq!(server.requests().len(), 1, "an oversized body is not retried");
+}
+
+#[tokio::test]
+async fn a_body_within_the_limit_is_read() {
+    let server = Server::start(vec![ok(json!({"total": 1.0}))]).await;
+    let client = builder(&server).body_limit(16 * 1024).build().unwrap();
+    client.call(&prompt("doc")).await.unwrap();
+}
+
+#[test]
+fn credentials_in_the_base_url_are_masked_in_errors_and_accessors() {
+    let err =
+        Client::builder().api_key(KEY).base_url("ftp://user:proxy-secret@127.0.0.1:9").build().unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    assert!(!err.to_string().contains("proxy-secret"), "{err}");
+    assert!(err.to_string().contains("***@127.0.0.1:9"), "{err}");
+
+    let client =
+        Client::builder().api_key(KEY).base_url("http://user:proxy-secret@127.0.0.1:9/").build().unwrap();
+    assert_eq!(client.base_url(), "http://***@127.0.0.1:9");
+    assert!(!format!("{client:?}").contains("proxy-secret"));
+}
+
+#[tokio::test]
+async fn a_connection_failure_never_shows_the_base_url_credentials() {
+    // Nothing listens on port 9 of 127.0.0.1.
+    let client = Client::builder()
+        .api_key(KEY)
+        .base_url("http://user:proxy-secret@127.0.0.1:9")
+        .transport_retries(0)
+        .build()
+        .unwrap();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(err, Error::Transport(_)), "{err:?}");
+    assert!(!err.to_string().contains("proxy-secret"), "{err}");
 }

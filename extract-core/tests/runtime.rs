@@ -437,7 +437,10 @@ fn a_dry_script_is_an_error_not_an_outcome() {
         .retries(retries(2))
         .extract_with_blocking(tool(), DOC_A, validate_invoice)
         .unwrap_err();
-    assert!(matches!(err, Error::ScriptExhausted { call: 2 }), "{err}");
+    // The failure is the dry script; the error keeps the attempt made before it.
+    assert!(matches!(err.root(), Error::ScriptExhausted { call: 2 }), "{err}");
+    assert_eq!(err.attempts().len(), 1);
+    assert_eq!(err.attempts()[0].violations[0].code, "check_failed");
 }
 
 #[test]

@@ -105,12 +105,15 @@ fn each_meta(
     }
 }
 
-/// Skips the value of a key this parser does not read (`= expr` or `(...)`).
+/// Skips the value of a key this parser does not read (`= expr` or
+/// `(...)`, whatever tokens the parentheses hold: `extend("x" = 1)` too).
 fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|inner| skip_value(&inner))?;
+        let content;
+        syn::parenthesized!(content in meta.input);
+        content.parse::<proc_macro2::TokenStream>()?;
     }
     Ok(())
 }
@@ -343,6 +346,30 @@ pub fn field_serde(attrs: &[Attribute], errors: &mut Errors) -> FieldSerde {
 }
 
 /// `#[schemars(...)]` keys that would make the schema disagree with serde.
+/// `#[schemars(...)]` keys that keep the schema's names and shape as the
+/// derive reads them: descriptions and examples, and validation keywords the
+/// structure layer enforces.
+const SCHEMARS_KEYS_KEPT: &[&str] = &[
+    "description",
+    "title",
+    "example",
+    "examples",
+    "deprecated",
+    "inline",
+    "range",
+    "length",
+    "regex",
+    "pattern",
+    "contains",
+    "email",
+    "url",
+    "inner",
+    "with",
+    "schema_with",
+    "crate",
+    "bound",
+];
+
 pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> bool {
     let mut has_schema_override = false;
     each_meta(attrs, "schemars", errors, |meta, errors| {
@@ -357,7 +384,20 @@ pub fn reject_schemars_shape_keys(attrs: &[Attribute], errors: &mut Errors) -> b
                 );
             }
             "with" | "schema_with" => has_schema_override = true,
-            _ => {}
+            key if SCHEMARS_KEYS_KEPT.contains(&key) => {}
+            "extend" | "transform" => errors.spanned(
+                &meta.path,
+                format!(
+                    "`{key}` is not supported by #[derive(Extractable)]: it can change the schema (its required fields, its names) in ways the derive's model of the type cannot follow; state the constraint with a `#[check]`, or with schemars' validation keys (`range`, `length`, `regex`, ...)"
+                ),
+            ),
+            _ => errors.spanned(
+                &meta.path,
+                format!(
+                    "`{key}` in `#[schemars(...)]` is not supported by #[derive(Extractable)]: the derive does not read it, and cannot vouch that the schema still matches what it validates; the keys it supports are {}",
+                    SCHEMARS_KEYS_KEPT.join(", ")
+                ),
+            ),
         }
         skip_value(meta)
     });

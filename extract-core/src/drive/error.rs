@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::{FailedAttempt, Usage};
+
 /// A failure to reach a model or to configure a run. Every validation result is
 /// an `Outcome`, never an `Error`.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +31,18 @@ pub enum Error {
     /// The run is misconfigured: a missing key, a bad option, a blocking call inside a runtime.
     #[error("configuration error: {0}")]
     Config(String),
+    /// A failure after attempts that failed validation: the failure, those
+    /// attempts (oldest first), and the tokens they spent, so spent tokens
+    /// are always reported. [`Error::root`] is the failure itself.
+    #[error("{error} (after {} failed attempts that spent {} tokens)", attempts.len(), usage.total())]
+    Interrupted {
+        /// What stopped the run.
+        error: Box<Error>,
+        /// The attempts made before it, each with its violations and usage.
+        attempts: Vec<FailedAttempt>,
+        /// The tokens those attempts spent, summed.
+        usage: Usage,
+    },
     /// A scripted model was called more times than it has replies.
     #[error("the scripted model has no reply left for call {call}")]
     ScriptExhausted {
@@ -69,5 +83,58 @@ impl Error {
     /// A configuration mistake described by `message`.
     pub fn config(message: impl fmt::Display) -> Error {
         Error::Config(message.to_string())
+    }
+
+    /// `self` after the failed `attempts`, which spent `usage`; `self`
+    /// unchanged when there were none.
+    pub fn after(self, attempts: Vec<FailedAttempt>, usage: Usage) -> Error {
+        if attempts.is_empty() {
+            return self;
+        }
+        match self {
+            Error::Interrupted { error, .. } => Error::Interrupted { error, attempts, usage },
+            error => Error::Interrupted { error: Box::new(error), attempts, usage },
+        }
+    }
+
+    /// The failure itself, without the attempts made before it.
+    ///
+    /// ```
+    /// use extract::{Error, Extractor, Retries, testing::Scripted};
+    /// # use extract::{Code, FieldPath, Layer, Tool, Violation, Violations};
+    /// # let tool = Tool { name: "t".into(), description: String::new(), input_schema: serde_json::json!({"type": "object"}), strict: false };
+    /// # fn never(_: &serde_json::Value, _: &str) -> Result<(), Violations> {
+    /// #     Err(Violations::one(Violation::new(Layer::Semantic, Code::CHECK_FAILED, FieldPath::root(), "no")))
+    /// # }
+    /// // One reply, then the model is gone: the error keeps the failed attempt.
+    /// let model = Scripted::new([extract::Reply::tool_call(serde_json::json!({})).with_usage(extract::Usage::new(100, 10))]);
+    /// let err = Extractor::new(model).retries(Retries::new(2)?).extract_with_blocking(tool, "doc", never).unwrap_err();
+    /// assert!(matches!(err.root(), Error::ScriptExhausted { call: 2 }));
+    /// assert_eq!(err.attempts().len(), 1);
+    /// assert_eq!(err.usage().total(), 110);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::Interrupted { error, .. } => error,
+            error => error,
+        }
+    }
+
+    /// The attempts that failed validation before this error (empty when it
+    /// came on the first call).
+    pub fn attempts(&self) -> &[FailedAttempt] {
+        match self {
+            Error::Interrupted { attempts, .. } => attempts,
+            _ => &[],
+        }
+    }
+
+    /// The tokens spent before this error.
+    pub fn usage(&self) -> Usage {
+        match self {
+            Error::Interrupted { usage, .. } => *usage,
+            _ => Usage::default(),
+        }
     }
 }

@@ -204,7 +204,11 @@ impl<M: Model> Extractor<M> {
         async move {
             let mut prompt = run.prompt().clone();
             loop {
-                let reply = self.model.call(&prompt).await?;
+                let reply = match self.model.call(&prompt).await {
+                    Ok(reply) => reply,
+                    // The attempts made so far spent tokens: the error says how many.
+                    Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
+                };
                 match run.on_reply(reply) {
                     Next::Call(next) => prompt = next,
                     Next::Done(outcome) => return Ok(outcome),

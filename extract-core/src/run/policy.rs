@@ -138,6 +138,16 @@ impl<T> Run<T> {
         self.finished
     }
 
+    /// The attempts that failed validation so far, oldest first.
+    pub fn failed_attempts(&self) -> &[FailedAttempt] {
+        &self.chain
+    }
+
+    /// The tokens every reply so far spent, summed.
+    pub fn spent(&self) -> Usage {
+        self.attempt_usage.iter().copied().sum()
+    }
+
     /// Takes the model's reply to [`Run::prompt`] and decides.
     ///
     /// # Panics

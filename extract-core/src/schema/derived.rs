@@ -115,7 +115,9 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
 fn collect_refs(schema: &Value, out: &mut Vec<String>) {
     match schema {
         Value::Object(map) => {
-            if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+            if let Some(name) =
+                map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/"))
+            {
                 out.push(name.to_string());
             }
             map.values().for_each(|v| collect_refs(v, out));

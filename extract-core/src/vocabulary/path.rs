@@ -98,7 +98,9 @@ impl FieldPath {
 /// Whether a key is shown bare in a path: letters, digits, `_` and `-`, at
 /// most 64 of them (every JSON name the derive gives a field is one).
 fn is_plain_name(key: &str) -> bool {
-    !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !key.is_empty()
+        && key.len() <= 64
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl fmt::Display for FieldPath {

@@ -331,7 +331,8 @@ impl Violations {
         for violation in &self.0 {
             let fingerprint = violation.fingerprint();
             let at = *index.entry(fingerprint).or_insert_with_key(|fingerprint| {
-                let path = if fingerprint.path.is_empty() { "(root)".to_string() } else { fingerprint.path.clone() };
+                let path =
+                    if fingerprint.path.is_empty() { "(root)".to_string() } else { fingerprint.path.clone() };
                 groups.push((Vec::new(), 0, path));
                 groups.len() - 1
             });
