@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-5000}
 cargo bench --bench instructions --no-run 2>/dev/null
-bin=$(ls -t target/release/deps/instructions-* | grep -v '\.d$' | head -1)
+bin=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/instructions-* | grep -v '\.d$' | head -1)
 count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
 printf '%8s %16s\n' items validate
 prev=""
