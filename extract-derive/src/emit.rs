@@ -58,9 +58,9 @@ pub fn extractable(container: &Container) -> TokenStream {
                 &INFO
             }
 
-            fn __cache() -> &'static #p::TypeCache {
+            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
                 static CACHE: #p::OnceLock<#p::TypeCache> = #p::OnceLock::new();
-                #p::TypeCache::get_or_build::<Self>(&CACHE)
+                &CACHE
             }
 
             #[allow(clippy::all)]
@@ -159,7 +159,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
             fn __describe() -> &'static #p::TypeInfo {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }
-            fn __cache() -> &'static #p::TypeCache {
+            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }
             fn __audit(&self, _: &mut #p::Audit<'_>) {}

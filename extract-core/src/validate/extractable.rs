@@ -15,7 +15,7 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
     /// The tool definition a model fills in: name, description (with the list
     /// of checks) and the input schema.
     fn tool() -> Tool {
-        Self::__cache().tool.clone()
+        TypeCache::of::<Self>().tool.clone()
     }
 
     #[doc(hidden)]
@@ -27,8 +27,11 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
     fn __audit(&self, audit: &mut super::check::Audit<'_>);
 
     #[doc(hidden)]
-    /// Built once per type: the tool and the compiled structural validator.
-    fn __cache() -> &'static TypeCache;
+    /// Where the type's [`TypeCache`] is kept once built: a cell of its own
+    /// per type (the derive's only per-type storage). The cache is built by
+    /// [`TypeCache::of`] on first use, so a type only ever nested inside
+    /// others never builds one, nor compiles the code that would.
+    fn __cache_cell() -> &'static OnceLock<TypeCache>;
 }
 
 /// What is computed once per type and kept for the process: the tool and the
@@ -40,19 +43,24 @@ pub struct TypeCache {
 }
 
 impl TypeCache {
-    /// Builds the cache of `T` into `cell` on first use.
-    pub fn get_or_build<T: Extractable>(cell: &'static OnceLock<TypeCache>) -> &'static TypeCache {
-        cell.get_or_init(|| {
-            let info = T::__describe();
+    /// The cache of `T`, built on first use.
+    pub fn of<T: Extractable>() -> &'static TypeCache {
+        T::__cache_cell().get_or_init(|| {
             let schema =
                 serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
-            // The validator keeps the schema as the type is: `null` on a
-            // required field is a violation. The tool's schema admits `null`
-            // for fields tagged `recoverable = false`, so a model that obeys
-            // the schema can say "absent" instead of inventing a value.
-            let structure = StructureValidator::new(&schema);
-            let tool = crate::schema::tool_of(info, schema);
-            TypeCache { tool, structure }
+            TypeCache::build(T::__describe(), schema)
         })
+    }
+
+    /// The cache of the type `info` describes, from its schemars schema; the
+    /// same code for every type.
+    fn build(info: &'static TypeInfo, schema: serde_json::Value) -> TypeCache {
+        // The validator keeps the schema as the type is: `null` on a
+        // required field is a violation. The tool's schema admits `null`
+        // for fields tagged `recoverable = false`, so a model that obeys
+        // the schema can say "absent" instead of inventing a value.
+        let structure = StructureValidator::new(&schema);
+        let tool = crate::schema::tool_of(info, schema);
+        TypeCache { tool, structure }
     }
 }

@@ -61,7 +61,7 @@ pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Vio
 /// The structure layer alone: the output deserialized into `T`, or every
 /// structural violation.
 fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
-    let cache = T::__cache();
+    let cache = TypeCache::of::<T>();
     let info = T::__describe();
     match T::deserialize(output) {
         Ok(value) if !cache.structure.must_check(output) => Ok(value),

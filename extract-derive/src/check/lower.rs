@@ -81,15 +81,25 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident) -> TokenStream {
             quote! { __audit.run_with(&__info.checks[#index], #call); }
         }
         CheckKind::Expr(node) => {
-            let mut lowering = Lowering { atoms: 0, tolerance: tolerance_tokens(check) };
+            let mut lowering = Lowering {
+                atoms: 0,
+                tolerance: tolerance_tokens(check),
+                records_sides: check
+                    .placeholders
+                    .iter()
+                    .any(|ph| matches!(ph.target, PlaceholderTarget::Side)),
+            };
             let body = lowering.top(node);
             let placeholders = check.placeholders.iter().enumerate().filter_map(|(i, ph)| match &ph.target {
-                PlaceholderTarget::Field(field) => Some(quote! {
-                    __rec.placeholder(#i, || {
-                        let __a = (&&#p::Leaf(&__this.#field)).value();
-                        #p::Shown::of_option(&__a, |__v| (&&&&&#p::Probe(__v)).show())
-                    });
-                }),
+                PlaceholderTarget::Field(field) => {
+                    let shown = shown(quote!(__a));
+                    Some(quote! {
+                        if __rec.is_on() {
+                            let __a = (&&#p::Leaf(&__this.#field)).value();
+                            __rec.placeholder(#i, #shown);
+                        }
+                    })
+                }
                 PlaceholderTarget::Side => None,
             });
             quote! {
@@ -134,24 +144,24 @@ fn tolerance_tokens(check: &Check) -> TokenStream {
 struct Lowering {
     atoms: usize,
     tolerance: TokenStream,
+    /// Whether the check's `message` shows `{lhs}` or `{rhs}`, so the two
+    /// sides of its comparison are recorded.
+    records_sides: bool,
 }
 
 impl Lowering {
     /// The top of a rule: a comparison records its two sides for `{lhs}`/`{rhs}`.
     fn top(&mut self, node: &Node) -> TokenStream {
         match node {
-            Node::Binary { op, op_span, lhs, rhs } if op.is_comparison() => {
-                let p = private();
+            Node::Binary { op, op_span, lhs, rhs } if op.is_comparison() && self.records_sides => {
                 let l = self.operand(lhs);
                 let r = self.operand(rhs);
                 let cmp = self.comparison(*op, *op_span, lhs, rhs);
+                let (shown_l, shown_r) = (shown(quote!(__l)), shown(quote!(__r)));
                 quote! {{
                     let __l = #l;
                     let __r = #r;
-                    __rec.sides(
-                        || #p::Shown::of_option(&__l, |__v| (&&&&&#p::Probe(__v)).show()),
-                        || #p::Shown::of_option(&__r, |__v| (&&&&&#p::Probe(__v)).show()),
-                    );
+                    if __rec.is_on() { __rec.sides(#shown_l, #shown_r); }
                     #cmp
                 }}
             }
@@ -284,12 +294,14 @@ impl Lowering {
 
     /// Records an operand's value for the failure message.
     fn atom(&mut self, value: TokenStream) -> TokenStream {
-        let p = private();
         let index = self.atoms;
         self.atoms += 1;
+        let shown = shown(quote!(__a));
+        // No closures: a failure message is built only when the recorder is
+        // on, and every closure would be one more function per check to compile.
         quote! {{
             let __a = #value;
-            __rec.atom(#index, || #p::Shown::of_option(&__a, |__v| (&&&&&#p::Probe(__v)).show()));
+            if __rec.is_on() { __rec.atom(#index, #shown); }
             __a
         }}
     }
@@ -472,4 +484,15 @@ fn pieces_tokens(pieces: &[Piece]) -> TokenStream {
         Piece::Path(hops) => quote!(#p::RulePiece::Path(&[#(#hops),*])),
     });
     quote!(&[#(#items),*])
+}
+
+/// How the operand `value` (an `Option` of an operand) shows in a message.
+fn shown(value: TokenStream) -> TokenStream {
+    let p = private();
+    quote! {
+        match &#value {
+            #p::Some(__v) => (&&&&&#p::Probe(#p::Val::val(__v))).show(),
+            #p::None => #p::Shown::absent(),
+        }
+    }
 }

@@ -68,11 +68,23 @@ impl<'d> Audit<'d> {
     /// Runs one `#[check]` of a value whose type is described by `info`.
     /// `eval` is run once without recording; only when the check fails is it
     /// run again to record the values for the message.
+    #[inline]
     pub fn run_check(
         &mut self,
         info: &'static TypeInfo,
         meta: &'static CheckMeta,
         mut eval: impl FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
+    ) {
+        // One copy of the reporting below serves every check of every type:
+        // only this forwarding call is instantiated per check.
+        self.run_check_dyn(info, meta, &mut eval)
+    }
+
+    fn run_check_dyn(
+        &mut self,
+        info: &'static TypeInfo,
+        meta: &'static CheckMeta,
+        eval: &mut dyn FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
         let failure = match eval(&mut Recorder::off()) {
             Ok(Some(false)) => None,

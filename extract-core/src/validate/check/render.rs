@@ -46,25 +46,25 @@ impl Recorder {
 
     /// Records operand `index` of the check.
     #[inline]
-    pub fn atom(&mut self, index: usize, value: impl FnOnce() -> Shown) {
+    pub fn atom(&mut self, index: usize, value: Shown) {
         if let Some(records) = &mut self.0 {
-            records.atoms.push((index, value().0));
+            records.atoms.push((index, value.0));
         }
     }
 
     /// Records the two sides of the top-level comparison.
     #[inline]
-    pub fn sides(&mut self, lhs: impl FnOnce() -> Shown, rhs: impl FnOnce() -> Shown) {
+    pub fn sides(&mut self, lhs: Shown, rhs: Shown) {
         if let Some(records) = &mut self.0 {
-            records.lhs = Some(lhs().0);
-            records.rhs = Some(rhs().0);
+            records.lhs = Some(lhs.0);
+            records.rhs = Some(rhs.0);
         }
     }
 
     /// Records the value of `message` placeholder `index`.
-    pub fn placeholder(&mut self, index: usize, value: impl FnOnce() -> Shown) {
+    pub fn placeholder(&mut self, index: usize, value: Shown) {
         if let Some(records) = &mut self.0 {
-            records.placeholders.push((index, value().0));
+            records.placeholders.push((index, value.0));
         }
     }
 }
@@ -77,14 +77,6 @@ impl Shown {
     /// How an absent operand is shown.
     pub fn absent() -> Shown {
         Shown("absent".to_string())
-    }
-
-    /// Shows an operand that may be absent, choosing the best format for its type.
-    pub fn of_option<A: super::Val>(value: &Option<A>, show: impl FnOnce(&A::T) -> Shown) -> Shown {
-        match value {
-            Some(v) => show(v.val()),
-            None => Shown::absent(),
-        }
     }
 }
 
