@@ -37,8 +37,9 @@
 //! (an unknown field, a map key) is spelled raw in a violation's path, so that
 //! violation's line breaks; for such cases the property still checks that the
 //! `Display` is the violations' own, joined by `\n`, and that no message holds
-//! a line break. A further reproducer shows that a 1 MB key makes a 1 MB path
-//! (paths are not bounded; the property bounds messages only).
+//! a line break. Two further reproducers show that paths are not bounded (the
+//! property bounds messages only): a 1 MB key makes a 1 MB path, and 1,000 bad
+//! items under a 100 KB map key make a 100 MB `Display`.
 //!
 //! # Running it long
 //!
@@ -49,6 +50,13 @@
 //! HOSTILE_CASES=1000000 CARGO_BUILD_JOBS=1 RUST_TEST_THREADS=1 \
 //!     cargo test --release --all-features --test hostile_output -- --nocapture
 //! ```
+//!
+//! The last long run (2026-12-01, commit 42b2cd6, that command): 1,000,000
+//! cases in 1,047 s on one core of a shared machine (1,057 s with the
+//! build), peak RSS 5.7 GB (see the long-key reproducers); no panic, no
+//! broken invariant besides the known one, met in 24,404 cases; layers:
+//! 45,079 valid, 20,502 syntax, 867,424 structure, 66,995 semantic; longest
+//! message 806 characters, longest path 2,097,160.
 //!
 //! `PROPTEST_RNG_SEED=<u64>` fixes the random seed (proptest's own variable;
 //! without it every run draws new cases). The cases run on a thread with a
@@ -997,6 +1005,11 @@ struct Keyed {
     entries: BTreeMap<String, Entry>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Lists {
+    lists: BTreeMap<String, Vec<f64>>,
+}
+
 /// The invariant of the property: one line per violation, each `- ` and the violation.
 fn assert_one_line_each(violations: &Violations) {
     let text = violations.to_string();
@@ -1040,4 +1053,16 @@ fn reproducer_a_one_megabyte_key_makes_a_one_megabyte_line() {
     assert!(violations[0].message.chars().count() < 2000, "the message itself is bounded");
     let line = violations.to_string();
     assert!(line.chars().count() < 2000, "a line of {} characters", line.chars().count());
+}
+
+#[test]
+#[ignore = "FAILS (beyond the invariants the property checks): 1,000 bad items under a 100 KB map key give 1,000 paths that each spell the whole key, a 100 MB Display"]
+fn reproducer_violations_under_a_long_key_copy_it_each() {
+    let key = "k".repeat(100_000);
+    let output = json!({"lists": {key: vec!["x"; 1000]}});
+    let violations = extract::validate::<Lists>(&output, "").unwrap_err();
+    assert_eq!(violations.len(), 1000, "{}", prefix(&violations.to_string(), 300));
+    let path_bytes: usize = violations.iter().map(|v| v.path.to_string().len()).sum();
+    let display_bytes = violations.to_string().len();
+    assert!(display_bytes < 1 << 20, "a Display of {display_bytes} bytes, {path_bytes} of them paths");
 }
