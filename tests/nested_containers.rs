@@ -160,3 +160,34 @@ fn the_tool_lists_the_checks_of_the_nested_type() {
     let part_schema = &tool.input_schema["$defs"]["Part"]["properties"]["sku"];
     assert_eq!(part_schema["type"], json!(["string", "null"]), "{part_schema}");
 }
+
+/// Check paths pass through the same containers.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(sum(shared.qty) == total)]
+#[check(count(ordered.qty) == 2)]
+#[check(counted.qty <= 10)]
+struct Totals {
+    shared: Arc<Vec<Part>>,
+    ordered: BTreeSet<Part>,
+    counted: Rc<Part>,
+    total: i64,
+}
+
+#[test]
+fn check_paths_pass_through_pointers_and_sets() {
+    let ok =
+        json!({"shared": [part(2), part(3)], "ordered": [part(1), part(4)], "counted": part(10), "total": 5});
+    extract::validate::<Totals>(&ok, "").unwrap();
+    let bad = json!({"shared": [part(2), part(3)], "ordered": [part(1)], "counted": part(11), "total": 6});
+    let found = violations_of::<Totals>(&bad);
+    let rules: Vec<&str> = found.iter().filter_map(|v| v.check.as_deref()).collect();
+    assert_eq!(
+        rules,
+        ["sum(shared.qty) == total", "count(ordered.qty) == 2", "counted.qty <= 10"],
+        "{found}"
+    );
+}
+
+fn violations_of<T: Extractable + std::fmt::Debug>(output: &Value) -> Violations {
+    extract::validate::<T>(output, "").expect_err("a check must fail")
+}

@@ -9,6 +9,7 @@ use crate::schema::CheckMeta;
 use crate::{Code, FieldPath, Layer, Segment, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
+use super::path::Collection;
 use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
@@ -310,37 +311,6 @@ macro_rules! wrapper_by_deref {
 
 wrapper_by_deref!(Box<T>, std::sync::Arc<T>, std::rc::Rc<T>, &T);
 
-/// A container whose elements a path indexes: `Vec`, `VecDeque`, arrays,
-/// slices, sets (in their iteration order).
-pub trait Sequence {
-    /// An element.
-    type Item;
-    /// The elements, in order.
-    fn items(&self) -> impl Iterator<Item = &Self::Item>;
-}
-
-macro_rules! sequence {
-    ($([$($generics:tt)*] $ty:ty;)*) => {$(
-        impl<$($generics)*> Sequence for $ty {
-            type Item = T;
-            fn items(&self) -> impl Iterator<Item = &T> {
-                self.iter()
-            }
-        }
-    )*};
-}
-
-sequence! {
-    [T] Vec<T>;
-    [T] std::collections::VecDeque<T>;
-    [T] std::collections::LinkedList<T>;
-    [T, const N: usize] [T; N];
-    [T] [T];
-    [T] std::collections::BTreeSet<T>;
-    [T, S] std::collections::HashSet<T, S>;
-    [T] std::collections::BinaryHeap<T>;
-}
-
 /// A map whose values a path reaches by key, whatever the key's type.
 pub trait Keyed {
     /// The key, shown in paths as it serializes.
@@ -386,8 +356,8 @@ impl Audit<'_> {
         }
     }
 
-    /// Walks every element of a sequence, each one index deeper.
-    pub fn each<S: Sequence + ?Sized>(&mut self, sequence: &S, mut walk: impl FnMut(&S::Item, &mut Self)) {
+    /// Walks every element of a sequence or set, each one index deeper.
+    pub fn each<S: Collection + ?Sized>(&mut self, sequence: &S, mut walk: impl FnMut(&S::Item, &mut Self)) {
         for (i, item) in sequence.items().enumerate() {
             self.at_index(i, |audit| walk(item, audit));
         }

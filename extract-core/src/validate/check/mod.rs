@@ -17,8 +17,7 @@ mod render;
 
 pub use aggregate::*;
 pub use audit::{
-    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, NestedNone, NestedProbe, NestedSome,
-    Sequence, Wrapper,
+    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, NestedNone, NestedProbe, NestedSome, Wrapper,
 };
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,

@@ -66,7 +66,7 @@ impl IsMany for Many {}
 #[diagnostic::on_unimplemented(
     message = "a check path cannot pass through `{Self}`: it does not derive `Extractable`",
     label = "this step needs a type that derives `Extractable`",
-    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Vec`, `VecDeque`, array or map of one)"
+    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one)"
 )]
 pub trait Hop {
     /// The struct whose fields the next step names.
@@ -99,19 +99,25 @@ impl<T: Hop> Hop for Option<T> {
     }
 }
 
-impl<T: Hop> Hop for Box<T> {
-    type Target = T::Target;
-    type Card = T::Card;
-    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-        (**self).visit(f)
-    }
-    fn get(&self) -> Option<&T::Target> {
-        (**self).get()
-    }
-    fn is_absent(&self) -> bool {
-        (**self).is_absent()
-    }
+macro_rules! hop_through_pointer {
+    ($($ty:ty),*) => {$(
+        impl<T: Hop + ?Sized> Hop for $ty {
+            type Target = T::Target;
+            type Card = T::Card;
+            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+                (**self).visit(f)
+            }
+            fn get(&self) -> Option<&T::Target> {
+                (**self).get()
+            }
+            fn is_absent(&self) -> bool {
+                (**self).is_absent()
+            }
+        }
+    )*};
 }
+
+hop_through_pointer!(Box<T>, std::sync::Arc<T>, std::rc::Rc<T>);
 
 /// A collection a check path can pass through: its elements, in order (a
 /// map's values, in its iteration order).
@@ -122,39 +128,28 @@ pub trait Collection {
     fn items(&self) -> impl Iterator<Item = &Self::Item>;
 }
 
-impl<T> Collection for Vec<T> {
-    type Item = T;
-    fn items(&self) -> impl Iterator<Item = &T> {
-        self.iter()
-    }
+macro_rules! collection {
+    ($([$($generics:tt)*] $ty:ty => $items:ident;)*) => {$(
+        impl<$($generics)*> Collection for $ty {
+            type Item = T;
+            fn items(&self) -> impl Iterator<Item = &T> {
+                self.$items()
+            }
+        }
+    )*};
 }
 
-impl<T> Collection for std::collections::VecDeque<T> {
-    type Item = T;
-    fn items(&self) -> impl Iterator<Item = &T> {
-        self.iter()
-    }
-}
-
-impl<T, const N: usize> Collection for [T; N] {
-    type Item = T;
-    fn items(&self) -> impl Iterator<Item = &T> {
-        self.iter()
-    }
-}
-
-impl<K, T> Collection for std::collections::BTreeMap<K, T> {
-    type Item = T;
-    fn items(&self) -> impl Iterator<Item = &T> {
-        self.values()
-    }
-}
-
-impl<K, T, S> Collection for std::collections::HashMap<K, T, S> {
-    type Item = T;
-    fn items(&self) -> impl Iterator<Item = &T> {
-        self.values()
-    }
+collection! {
+    [T] Vec<T> => iter;
+    [T] std::collections::VecDeque<T> => iter;
+    [T] std::collections::LinkedList<T> => iter;
+    [T, const N: usize] [T; N] => iter;
+    [T] [T] => iter;
+    [T] std::collections::BTreeSet<T> => iter;
+    [T, S] std::collections::HashSet<T, S> => iter;
+    [T] std::collections::BinaryHeap<T> => iter;
+    [K, T] std::collections::BTreeMap<K, T> => values;
+    [K, T, S] std::collections::HashMap<K, T, S> => values;
 }
 
 macro_rules! hop_through_collection {
@@ -177,7 +172,12 @@ macro_rules! hop_through_collection {
 hop_through_collection! {
     [T: Hop] Vec<T>;
     [T: Hop] std::collections::VecDeque<T>;
+    [T: Hop] std::collections::LinkedList<T>;
     [T: Hop, const N: usize] [T; N];
+    [T: Hop] [T];
+    [T: Hop] std::collections::BTreeSet<T>;
+    [T: Hop, S] std::collections::HashSet<T, S>;
+    [T: Hop] std::collections::BinaryHeap<T>;
     [K, T: Hop] std::collections::BTreeMap<K, T>;
     [K, T: Hop, S] std::collections::HashMap<K, T, S>;
 }
