@@ -78,7 +78,7 @@ pub fn extractable(container: &Container) -> TokenStream {
 
 /// The shape of a field; `validate::walkable` has rejected the fields without one.
 fn shape_of(field: &Field) -> &Shape {
-    field.shape.as_ref().ok().expect("validated before emission")
+    field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 
 /// The impls that let other types' checks and walks step into this one.

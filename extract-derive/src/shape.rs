@@ -16,7 +16,7 @@ pub enum Shape {
     /// arguments are all such leaves.
     Leaf,
     /// A type known by name only: derived or a leaf, as the type system decides.
-    Named(Type),
+    Named(Box<Type>),
     /// `Sourced<T>`: a quote to check.
     Sourced,
     /// `Option`, `Box`, `Arc`, `Rc`, a reference: one value inside, no path step.
@@ -122,7 +122,7 @@ impl Shape {
                 } else if MAPS.contains(&name.as_str()) && types.len() >= 2 {
                     Ok(Shape::Map(Box::new(Shape::of(types[1])?)).simplified())
                 } else if types.is_empty() {
-                    Ok(Shape::Named(ty.clone()))
+                    Ok(Shape::Named(Box::new(ty.clone())))
                 } else {
                     // An unknown generic type: fine only when nothing inside
                     // it can be a derived value.
@@ -134,7 +134,7 @@ impl Shape {
                     Ok(Shape::Leaf)
                 }
             }
-            Type::Path(_) => Ok(Shape::Named(ty.clone())),
+            Type::Path(_) => Ok(Shape::Named(Box::new(ty.clone()))),
             // Not deserializable, so never a derived value: trait objects,
             // function pointers, `impl Trait`, `!`.
             Type::TraitObject(_) | Type::FnPtr(_) | Type::ImplTrait(_) | Type::Never(_) | Type::Ptr(_) => {
