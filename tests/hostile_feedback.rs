@@ -25,6 +25,7 @@ struct Ledger {
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
 #[serde(deny_unknown_fields)]
+#[allow(dead_code)] // only validated, never read
 struct Strict {
     total: f64,
 }
