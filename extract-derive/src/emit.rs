@@ -66,7 +66,7 @@ pub fn extractable(container: &Container) -> TokenStream {
             }
 
             #[allow(clippy::all)]
-            fn __audit(&self, __audit: &mut #p::Audit<'_>) {
+            fn __audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>) {
                 use #p::{AuditRecurse as _, AuditSkip as _};
                 let __info = <Self as #p::Extractable>::__describe();
                 #(#runs)*
@@ -93,8 +93,8 @@ fn plumbing(input: &TypeHead<'_>) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
-            fn audit(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
-                <Self as #p::Extractable>::__audit(self, audit)
+            fn audit<__L: #p::LazyWalk>(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
+                <Self as #p::Extractable>::__audit::<__L>(self, audit)
             }
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
                 #p::Some(<Self as #p::Extractable>::__describe())
@@ -167,7 +167,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
             fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }
-            fn __audit(&self, _: &mut #p::Audit<'_>) {}
+            fn __audit<__L: #p::LazyWalk>(&self, _: &mut #p::Audit<'_>) {}
         }
         #plumbing
     }

@@ -196,8 +196,8 @@ impl Shape {
         let walk_inner = |inner: &Shape| inner.walk(quote!(__v), recoverable);
         Some(match self {
             Shape::Leaf => return None,
-            Shape::Named(_) => quote!((&&#p::AuditProbe(#value)).audit_value(__audit, #recoverable);),
-            Shape::Sourced => quote!(#p::Audited::audit(#value, __audit, #recoverable);),
+            Shape::Named(_) => quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);),
+            Shape::Sourced => quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable);),
             Shape::Wrap(inner) => {
                 let inner = walk_inner(inner)?;
                 quote!(__audit.wrapped(#value, |__v, __audit| { #inner });)

@@ -24,7 +24,7 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
 
     #[doc(hidden)]
     /// Runs the type's checks, then those of every nested value.
-    fn __audit(&self, audit: &mut super::check::Audit<'_>);
+    fn __audit<L: super::check::LazyWalk>(&self, audit: &mut super::check::Audit<'_>);
 
     #[doc(hidden)]
     /// Where the type's [`TypeCache`] is kept once built: a cell of its own

@@ -93,7 +93,7 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
 /// The semantic layer alone: the checks and quotes of `value` and everything inside it.
 fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), Violations> {
     let mut audit = Audit::new(document);
-    value.__audit(&mut audit);
+    value.__audit::<check::Lazy>(&mut audit);
     match Violations::new(audit.into_violations()) {
         None => Ok(()),
         Some(violations) => Err(violations),

@@ -105,7 +105,7 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident) -> TokenStream {
             quote! {
                 {
                     #[allow(unused_imports, unused_variables, clippy::all)]
-                    fn __check(
+                    fn __check<__L>(
                         __this: &#ty,
                         __rec: &mut #p::Recorder,
                     ) -> #p::Result<#p::Option<bool>, #p::EvalError> {
@@ -118,7 +118,7 @@ pub fn run(check: &Check, index: usize, ty: &syn::Ident) -> TokenStream {
                         #(#placeholders)*
                         #p::Ok(#p::verdict(#body))
                     }
-                    __audit.run_check(__info, &__info.checks[#index], |__rec| __check(self, __rec));
+                    __audit.run_check(__info, &__info.checks[#index], |__rec| __check::<__L>(self, __rec));
                 }
             }
         }

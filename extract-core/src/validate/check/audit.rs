@@ -216,7 +216,11 @@ pub(crate) fn normalize_whitespace(text: &str) -> String {
 pub trait Audited {
     /// Runs the checks of this value (and of everything inside it). `recoverable`
     /// is the tag of the field the value sits in.
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool);
+    ///
+    /// `Lazy` is always [`Lazy`]: a type parameter makes the walk generic, so
+    /// (as with serde's `deserialize`) its code is compiled where a type is
+    /// validated, not in every crate that merely defines one.
+    fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool);
     /// The derived type inside, if any.
     fn type_info() -> Option<&'static TypeInfo>;
 }
@@ -224,9 +228,9 @@ pub trait Audited {
 macro_rules! audit_wrapper {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
-            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+            fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 if let Some(x) = Wrapper::inner(self) {
-                    x.audit(audit, recoverable)
+                    x.audit::<L>(audit, recoverable)
                 }
             }
             fn type_info() -> Option<&'static TypeInfo> {
@@ -246,8 +250,8 @@ audit_wrapper! {
 macro_rules! audit_sequence {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
-            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-                audit.each(self, |x, audit| x.audit(audit, recoverable));
+            fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                audit.each(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
@@ -268,8 +272,8 @@ audit_sequence! {
 macro_rules! audit_map {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
-            fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
-                audit.each_entry(self, |x, audit| x.audit(audit, recoverable));
+            fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                audit.each_entry(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             fn type_info() -> Option<&'static TypeInfo> {
                 T::type_info()
@@ -282,6 +286,17 @@ audit_map! {
     [K: serde::Serialize, T: Audited] std::collections::BTreeMap<K, T>;
     [K: serde::Serialize, T: Audited, S] std::collections::HashMap<K, T, S>;
 }
+
+/// The type parameter of the semantic walk's methods: only [`Lazy`] has it.
+/// The walk is generic over it so that a type's walk (its checks, its
+/// fields) is compiled where the type is validated, as serde's derived
+/// `deserialize` is compiled for the deserializer it is used with.
+pub trait LazyWalk {}
+
+/// The one [`LazyWalk`].
+pub enum Lazy {}
+
+impl LazyWalk for Lazy {}
 
 /// A container of one value at most, with no path step: `Option`, `Box`, `Arc`, `Rc`, `&`.
 pub trait Wrapper {
@@ -379,25 +394,25 @@ pub struct AuditProbe<'a, T: ?Sized>(pub &'a T);
 /// Descends into a value whose type is [`Audited`].
 pub trait AuditRecurse {
     /// Audits the value.
-    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool);
+    fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool);
 }
 
 impl<T: Audited + ?Sized> AuditRecurse for &AuditProbe<'_, T> {
     #[inline]
-    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        self.0.audit(audit, recoverable);
+    fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+        self.0.audit::<L>(audit, recoverable);
     }
 }
 
 /// Skips a value with nothing to check inside.
 pub trait AuditSkip {
     /// Does nothing.
-    fn audit_value(&self, audit: &mut Audit<'_>, recoverable: bool);
+    fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool);
 }
 
 impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
     #[inline]
-    fn audit_value(&self, _: &mut Audit<'_>, _: bool) {}
+    fn audit_value<L: LazyWalk>(&self, _: &mut Audit<'_>, _: bool) {}
 }
 
 /// The probe a [`Shape::Named`](crate::schema::Shape::Named) finds a type's description with.
@@ -430,7 +445,7 @@ impl<T: ?Sized> NestedNone for NestedProbe<T> {
 // Provenance is part of the semantic walk: a `Sourced` value's quote is
 // checked against the document wherever the walk meets it.
 impl<T: 'static> Audited for Sourced<T> {
-    fn audit(&self, audit: &mut Audit<'_>, recoverable: bool) {
+    fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
     }
     fn type_info() -> Option<&'static TypeInfo> {

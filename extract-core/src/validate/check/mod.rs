@@ -17,7 +17,8 @@ mod render;
 
 pub use aggregate::*;
 pub use audit::{
-    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, NestedNone, NestedProbe, NestedSome, Wrapper,
+    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe,
+    NestedSome, Wrapper,
 };
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
