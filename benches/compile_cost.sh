@@ -292,7 +292,7 @@ if [ -n "${INSTRUCTIONS:-}" ]; then
     rm -f "$gen/callgrind."*
     touch "$gen/$crate/src/lib.rs"
     COST_CALLGRIND=$gen/callgrind cargo rustc -p "$crate" --lib 2> "$log" || { cat "$log" >&2; exit 1; }
-    ins[$crate]=$(cat "$gen/callgrind."* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s }')
+    ins[$crate]=$(cat "$gen/callgrind."* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { printf "%.0f\n", s }')
     printf '  %-14s %16d\n' "$crate" "${ins[$crate]}"
   done
   printf '  ratio          %s x\n' "$(echo "scale=2; ${ins[cost-extract]} / ${ins[cost-baseline]}" | bc)"

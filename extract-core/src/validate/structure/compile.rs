@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::FieldPath;
 use crate::Segment;
-use crate::schema::keywords::{IntegerFormat, is_float_format, subschemas};
+use crate::schema::keywords::{Holds, IntegerFormat, holds, is_float_format, subschemas, subschemas_named};
 
 /// How deep [`needs_schema_pass`] looks into a schema (guards pathological schemas).
 const MAX_SCHEMA_DEPTH: usize = 128;
@@ -34,37 +34,17 @@ pub(super) fn schema_depth(root: &Value, schema: &Value, refs: &mut Vec<String>)
             depth = depth.max(inner?);
         }
     }
-    const SAME_LEVEL: &[&str] = &["not", "if", "then", "else"];
-    const LEVEL_BELOW: &[&str] = &[
-        "items",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "contains",
-        "additionalItems",
-    ];
-    for key in SAME_LEVEL {
-        if let Some(sub) = node.get(*key) {
-            depth = depth.max(schema_depth(root, sub, refs)?);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        for sub in node.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-            depth = depth.max(schema_depth(root, sub, refs)?);
-        }
-    }
-    for key in LEVEL_BELOW {
-        if let Some(sub) = node.get(*key) {
-            depth = depth.max(1 + schema_depth(root, sub, refs)?);
-        }
-    }
-    for sub in node.get("prefixItems").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-        depth = depth.max(1 + schema_depth(root, sub, refs)?);
-    }
-    for key in ["properties", "patternProperties"] {
-        for sub in node.get(key).and_then(Value::as_object).map(|m| m.values()).into_iter().flatten() {
-            depth = depth.max(1 + schema_depth(root, sub, refs)?);
-        }
+    for (keyword, _, sub) in subschemas_named(schema) {
+        let below = match holds(keyword) {
+            // Definitions are reached through `$ref`, above.
+            Some(Holds::Definitions) | None => continue,
+            // Applied to the instance itself.
+            Some(Holds::InPlace | Holds::Branches) => 0,
+            Some(Holds::Properties) if keyword == "dependentSchemas" => 0,
+            // Applied to its items, values or keys.
+            Some(Holds::Inner | Holds::Positions | Holds::Properties) => 1,
+        };
+        depth = depth.max(below + schema_depth(root, sub, refs)?);
     }
     Some(depth)
 }
