@@ -24,6 +24,12 @@
 #   TIME_PASSES=1   also print rustc's -Ztime-passes of both crates, per mode
 #   INSTRUCTIONS=1  also count instructions of each crate's full build under
 #                   callgrind: deterministic, slow (minutes)
+#   USE=1        each crate also uses every record type once, as an application
+#                would: the baseline deserializes it (serde_json::from_value),
+#                the extract crate validates it (extract::validate). The walk and
+#                the checks are generic (like serde's `deserialize`), so they
+#                are compiled where a type is used: USE=1 measures that cost
+#                too, not only the cost of defining the types.
 #   CARGO_TARGET_DIR  where everything is built (default target/compile-cost/target)
 #
 # What it measures: two generated crates in one cargo workspace under
@@ -142,6 +148,21 @@ EOF
       echo "    pub amount: f64,"
       echo "}"
     done
+    if [ "${USE:-0}" = 1 ]; then
+      echo
+      echo "/// Uses every record type once, as an application does."
+      echo "pub fn use_all(value: &serde_json::Value) -> usize {"
+      echo "    let mut ok = 0;"
+      for ((i = 0; i < N; i++)); do
+        if [ "$with" = 1 ]; then
+          echo "    ok += extract::validate::<Record$i>(value, \"\").is_ok() as usize;"
+        else
+          echo "    ok += serde_json::from_value::<Record$i>(value.clone()).is_ok() as usize;"
+        fi
+      done
+      echo "    ok"
+      echo "}"
+    fi
   } | write "$gen/$name/src/lib.rs"
 }
 gen_crate cost-baseline 0

@@ -30,7 +30,7 @@ pub use run::{
 pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
-    Code, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Truncation, Usage, Violation,
+    Code, Content, Document, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Source, Truncation, Usage, Violation,
     Violations, quote_prefix,
 };
 

@@ -7,5 +7,6 @@ fn main() {
         attempts: 1,
         attempt_usage: Vec::new(),
         corrections: Vec::new(),
+        sources: None,
     };
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::{Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violations};
+use crate::{Document, Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport and configuration failures; every
@@ -101,7 +101,7 @@ impl<M: Model> Extractor<M> {
 
     /// Extracts a `T` from `document`: its tool, its three validation layers,
     /// and the retry policy.
-    pub async fn extract<T>(&self, document: &str) -> Result<Outcome<T>, Error>
+    pub async fn extract<T>(&self, document: impl Into<Document>) -> Result<Outcome<T>, Error>
     where
         T: Extractable + Send + 'static,
     {
@@ -114,7 +114,7 @@ impl<M: Model> Extractor<M> {
     pub async fn extract_with<T, V>(
         &self,
         tool: Tool,
-        document: &str,
+        document: impl Into<Document>,
         validator: V,
     ) -> Result<Outcome<T>, Error>
     where
@@ -133,7 +133,7 @@ impl<M: Model> Extractor<M> {
     /// runs on a current-thread tokio runtime made for the call. Called from
     /// inside a tokio runtime it returns [`Error::Config`] instead of blocking
     /// (or panicking) there; use `.extract(..).await` in async code.
-    pub fn extract_blocking<T>(&self, document: &str) -> Result<Outcome<T>, Error>
+    pub fn extract_blocking<T>(&self, document: impl Into<Document>) -> Result<Outcome<T>, Error>
     where
         T: Extractable + Send + 'static,
     {
@@ -169,7 +169,7 @@ impl<M: Model> Extractor<M> {
     pub fn extract_with_blocking<T, V>(
         &self,
         tool: Tool,
-        document: &str,
+        document: impl Into<Document>,
         validator: V,
     ) -> Result<Outcome<T>, Error>
     where
@@ -191,15 +191,19 @@ impl<M: Model> Extractor<M> {
 
     async fn drive<T>(&self, mut run: Run<T>) -> Result<Outcome<T>, Error> {
         let prompt = run.prompt();
+        if let Some(problem) = prompt.document.problem() {
+            return Err(Error::config(problem));
+        }
         let span = tracing::info_span!(
             target: "extract",
             "extract",
             tool = %prompt.tool.name,
+            document = %prompt.document.id(),
             document_bytes = prompt.document.len(),
-            document = tracing::field::Empty,
+            document_text = tracing::field::Empty,
         );
         if self.trace_content {
-            span.record("document", prompt.document.as_str());
+            span.record("document_text", prompt.document_text().as_ref());
         }
         async move {
             let mut prompt = run.prompt().clone();

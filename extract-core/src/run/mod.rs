@@ -13,6 +13,7 @@ mod retries;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
+pub(crate) use policy::Accepted;
 pub use policy::{Next, Run};
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
-use crate::{Usage, Violations};
+use crate::{Source, Usage, Violations};
 
 /// The end of one extraction: a value that passed every layer, or an
 /// escalation to a human with everything needed to judge it.
@@ -127,13 +127,28 @@ pub struct Validated<T> {
     attempts: u32,
     attempt_usage: Vec<Usage>,
     corrections: Vec<FailedAttempt>,
+    /// `None` when the validator knows of no `Sourced` values.
+    sources: Option<Vec<Source>>,
 }
 
 impl<T> Validated<T> {
     /// Built by the retry policy once the validator accepted `value`.
-    pub(crate) fn new(value: T, attempt_usage: Vec<Usage>, corrections: Vec<FailedAttempt>) -> Validated<T> {
+    pub(crate) fn new(
+        value: T,
+        attempt_usage: Vec<Usage>,
+        corrections: Vec<FailedAttempt>,
+        sources: Option<Vec<Source>>,
+    ) -> Validated<T> {
         let attempts = u32::try_from(attempt_usage.len()).unwrap_or(u32::MAX).max(1);
-        Validated { value, attempts, attempt_usage, corrections }
+        Validated { value, attempts, attempt_usage, corrections, sources }
+    }
+
+    /// One [`Source`] per `Sourced` value of the output, in the order the
+    /// walk met them: its path, its quote, and the byte range of the quote
+    /// in the document's text (`None` when it could not be verified: a PDF
+    /// without a text layer). Empty for a type without `Sourced` values.
+    pub fn sources(&self) -> &[Source] {
+        self.sources.as_deref().unwrap_or_default()
     }
 
     /// The validated value.
@@ -169,12 +184,16 @@ impl<T> Validated<T> {
 }
 
 impl<T: Serialize> Serialize for Validated<T> {
-    /// `{"status":"ok","output":...,"attempts":N}`.
+    /// `{"status":"ok","output":...,"attempts":N}`, and `"sources": [...]`
+    /// for a type with `Sourced` values.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut packet = s.serialize_struct("Validated", 3)?;
+        let mut packet = s.serialize_struct("Validated", 4)?;
         packet.serialize_field("status", "ok")?;
         packet.serialize_field("output", &self.value)?;
         packet.serialize_field("attempts", &self.attempts)?;
+        if let Some(sources) = &self.sources {
+            packet.serialize_field("sources", sources)?;
+        }
         packet.end()
     }
 }

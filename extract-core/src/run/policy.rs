@@ -15,7 +15,7 @@ use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use crate::validate::syntax;
 use crate::{
-    Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation, Violations,
+    Document, Extractable, Fingerprint, Source, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation, Violations,
 };
 
 /// What the driver of a [`Run`] does next.
@@ -27,7 +27,12 @@ pub enum Next<T> {
     Done(Outcome<T>),
 }
 
-type Validator<T> = dyn Fn(&Value, &str) -> Result<T, Violations> + Send + Sync;
+/// What a run's validator gives for an output it accepts: the value, and
+/// the provenance of its `Sourced` values (`None` when the validator does
+/// not know of any: a caller's own validator, a type without `Sourced`).
+pub(crate) type Accepted<T> = (T, Option<Vec<Source>>);
+
+type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations> + Send + Sync;
 
 /// One extraction's retry policy, without I/O.
 ///
@@ -82,16 +87,24 @@ pub struct Run<T> {
 
 impl<T> Run<T> {
     /// A run that asks for `tool` over `document` and judges each output with
-    /// `validator` (given the tool input and the document). The validator runs
-    /// under `catch_unwind` (so this needs the default `panic = unwind`): a
-    /// panic becomes one `validator_panicked` violation, not recoverable.
-    pub fn new<V>(tool: Tool, document: impl Into<String>, retries: Retries, validator: V) -> Run<T>
+    /// `validator` (given the tool input and the document's text: the text,
+    /// or a PDF's text layer, or `""` for a PDF without one). The validator
+    /// runs under `catch_unwind` (so this needs the default `panic = unwind`):
+    /// a panic becomes one `validator_panicked` violation, not recoverable.
+    pub fn new<V>(tool: Tool, document: impl Into<Document>, retries: Retries, validator: V) -> Run<T>
     where
         V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
     {
+        let validator = move |output: &Value, document: &Document| {
+            validator(output, document.searchable_text().unwrap_or("")).map(|value| (value, None))
+        };
+        Run::judged_by(tool, document.into(), retries, Box::new(validator))
+    }
+
+    fn judged_by(tool: Tool, document: Document, retries: Retries, validator: Box<Validator<T>>) -> Run<T> {
         Run {
             prompt: Prompt::new(tool, document),
-            validator: Box::new(validator),
+            validator,
             retries,
             token_budget: None,
             trace_content: false,
@@ -162,13 +175,13 @@ impl<T> Run<T> {
             Err(violations) => Err(violations),
         };
         let violations = match result {
-            Ok(value) => {
+            Ok((value, sources)) => {
                 self.trace_attempt(&reply, None);
                 self.finished = true;
                 let usage = std::mem::take(&mut self.attempt_usage);
                 let corrections = std::mem::take(&mut self.chain);
                 tracing::info!(target: "extract", attempts = attempt, "extraction valid");
-                return Next::Done(Outcome::Valid(Validated::new(value, usage, corrections)));
+                return Next::Done(Outcome::Valid(Validated::new(value, usage, corrections, sources)));
             }
             Err(violations) => violations,
         };
@@ -213,8 +226,8 @@ impl<T> Run<T> {
         Next::Call(self.prompt.clone())
     }
 
-    fn validate(&self, input: &Value) -> Result<T, Violations> {
-        let document = self.prompt.document.as_str();
+    fn validate(&self, input: &Value) -> Result<Accepted<T>, Violations> {
+        let document = &self.prompt.document;
         crate::validate::guarded(Layer::Semantic, format_args!("the validator"), || {
             (self.validator)(input, document)
         })
@@ -271,8 +284,13 @@ impl<T> Run<T> {
 impl<T: Extractable + 'static> Run<T> {
     /// A run for the derived type `T`: its tool, and [`validate::<T>`](crate::validate)
     /// (syntax, structure and semantic layers) as the validator.
-    pub fn for_type(document: impl Into<String>, retries: Retries) -> Run<T> {
-        Run::new(T::tool(), document, retries, crate::validate::<T>)
+    ///
+    /// `Sourced` quotes are checked against the document's text (a PDF's
+    /// text layer); a PDF without one has its quotes left unverified, and
+    /// the valid outcome's [`sources`](Validated::sources) say so.
+    pub fn for_type(document: impl Into<Document>, retries: Retries) -> Run<T> {
+        let validator = |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
+        Run::judged_by(T::tool(), document.into(), retries, Box::new(validator))
     }
 }
 

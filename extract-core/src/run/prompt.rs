@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::{Tool, Violations};
+use crate::{Content, Document, Tool, Violations};
 
 /// The message of one attempt: system instructions, the document, the tool,
 /// and on a correction attempt the previous output and its violations.
@@ -42,8 +42,10 @@ pub struct Prompt {
     /// System instructions: the built-in ones (answer only through the tool),
     /// then the caller's own instructions and examples.
     pub system: String,
-    /// The source document, byte for byte.
-    pub document: String,
+    /// The source document: text byte for byte, or a PDF (with its title).
+    /// Backends map it to their own document block; the flattened text
+    /// shows a PDF as a one-line placeholder.
+    pub document: Document,
     /// The tool the model must call.
     pub tool: Tool,
     /// Present on a correction attempt: what the last attempt produced and what was wrong with it.
@@ -170,7 +172,7 @@ pub fn system_instructions(tool_name: &str) -> String {
 
 impl Prompt {
     /// The first attempt: the built-in system instructions, `document` and `tool`.
-    pub fn new(tool: Tool, document: impl Into<String>) -> Prompt {
+    pub fn new(tool: Tool, document: impl Into<Document>) -> Prompt {
         Prompt {
             attempt: 1,
             system: system_instructions(&tool.name),
@@ -204,6 +206,15 @@ impl Prompt {
         }
     }
 
+    /// The document as the flattened text shows it: a text document byte for
+    /// byte, a PDF as a one-line placeholder naming its size and title.
+    pub fn document_text(&self) -> Cow<'_, str> {
+        match self.document.content() {
+            Content::Text(text) => Cow::Borrowed(text),
+            Content::Pdf { .. } => Cow::Owned(self.document.placeholder()),
+        }
+    }
+
     /// Whether this is a correction attempt.
     pub fn is_correction(&self) -> bool {
         self.correction.is_some()
@@ -215,7 +226,7 @@ impl Prompt {
         let mut blocks = vec![
             Block { kind: BlockKind::System, text: Cow::Borrowed(&self.system) },
             Block { kind: BlockKind::Tool, text: Cow::Owned(tool_text(&self.tool)) },
-            Block { kind: BlockKind::Document, text: Cow::Borrowed(&self.document) },
+            Block { kind: BlockKind::Document, text: self.document_text() },
         ];
         if let Some(correction) = &self.correction {
             blocks.push(Block {

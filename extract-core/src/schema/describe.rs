@@ -107,6 +107,18 @@ impl Shape {
         first
     }
 
+    /// Whether a `Sourced` value sits anywhere inside (nested types included;
+    /// `seen` guards recursive types).
+    fn holds_sourced(&'static self, seen: &mut Vec<&'static TypeInfo>) -> bool {
+        match self {
+            Shape::Leaf => false,
+            Shape::Sourced => true,
+            Shape::Named(info) => info().is_some_and(|info| info.holds_sourced_in(seen)),
+            Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
+            Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
+        }
+    }
+
     /// Whether the value holds many values (a sequence or a map, through wrappers).
     pub fn is_collection(&self) -> bool {
         match self {
@@ -149,6 +161,21 @@ impl TypeInfo {
             (ty, rest) = field.shape.descend(tail);
         }
         (deepest, rest)
+    }
+
+    /// Whether a `Sourced` value sits anywhere in the type, nested types included.
+    pub fn holds_sourced(&'static self) -> bool {
+        self.holds_sourced_in(&mut Vec::new())
+    }
+
+    fn holds_sourced_in(&'static self, seen: &mut Vec<&'static TypeInfo>) -> bool {
+        if seen.iter().any(|s| std::ptr::eq(*s, self)) {
+            return false;
+        }
+        seen.push(self);
+        let found = self.fields.iter().any(|f| f.shape.holds_sourced(seen));
+        seen.pop();
+        found
     }
 
     /// Whether an absent value at `path` can be fixed by a retry: the tag of

@@ -40,6 +40,8 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
 pub struct TypeCache {
     pub tool: Tool,
     pub structure: StructureValidator,
+    /// Whether the type holds `Sourced` values anywhere (its packets then carry `sources`).
+    pub has_sources: bool,
 }
 
 impl TypeCache {
@@ -61,6 +63,6 @@ impl TypeCache {
         // the schema can say "absent" instead of inventing a value.
         let structure = StructureValidator::new(&schema);
         let tool = crate::schema::tool_of(info, schema);
-        TypeCache { tool, structure }
+        TypeCache { tool, structure, has_sources: info.holds_sourced() }
     }
 }

@@ -16,7 +16,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::Value;
 
 use crate::vocabulary::text::shorten;
-use crate::{Code, FieldPath, Layer, Violation, Violations};
+use crate::run::Accepted;
+use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
 pub use extractable::{Extractable, TypeCache};
 pub use sourced::Sourced;
@@ -51,11 +52,23 @@ use structure::serde_violation;
 /// assert_eq!(err[0].path.to_string(), "amount");
 /// ```
 pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Violations> {
+    validate_text::<T>(output, Some(document)).map(|(value, _)| value)
+}
+
+/// [`validate`] against a [`Document`]: quotes are checked against its text
+/// (a PDF's text layer), or left unverified for a PDF without one; with the
+/// provenance of every `Sourced` value (`None` for a type without any).
+pub(crate) fn validate_document<T: Extractable>(output: &Value, document: &Document) -> Result<Accepted<T>, Violations> {
+    let (value, sources) = validate_text::<T>(output, document.searchable_text())?;
+    Ok((value, TypeCache::of::<T>().has_sources.then_some(sources)))
+}
+
+fn validate_text<T: Extractable>(output: &Value, text: Option<&str>) -> Result<(T, Vec<Source>), Violations> {
     syntax::require_object(output)?;
     let name = T::__describe().rust_name;
     let value = guarded(Layer::Structure, format_args!("deserializing `{name}`"), || structure::<T>(output))?;
-    guarded(Layer::Semantic, format_args!("a validator of `{name}`"), || semantic(&value, document))?;
-    Ok(value)
+    let sources = guarded(Layer::Semantic, format_args!("a validator of `{name}`"), || semantic(&value, text))?;
+    Ok((value, sources))
 }
 
 /// The structure layer alone: the output deserialized into `T`, or every
@@ -90,12 +103,14 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
     }
 }
 
-/// The semantic layer alone: the checks and quotes of `value` and everything inside it.
-fn semantic<T: Extractable>(value: &T, document: &str) -> Result<(), Violations> {
-    let mut audit = Audit::new(document);
+/// The semantic layer alone: the checks and quotes of `value` and
+/// everything inside it; the provenance of its quotes when they hold.
+fn semantic<T: Extractable>(value: &T, text: Option<&str>) -> Result<Vec<Source>, Violations> {
+    let mut audit = Audit::new(text);
     value.__audit::<check::Lazy>(&mut audit);
-    match Violations::new(audit.into_violations()) {
-        None => Ok(()),
+    let (violations, sources) = audit.into_parts();
+    match Violations::new(violations) {
+        None => Ok(sources),
         Some(violations) => Err(violations),
     }
 }

@@ -3,14 +3,18 @@
 //! ([`Usage`]), and the text helpers messages share. Depends on nothing else
 //! in the crate.
 
+mod document;
 mod path;
 mod reply;
+mod source;
 pub(crate) mod text;
 mod usage;
 mod violation;
 
+pub use document::{Content, Document};
 pub use path::{FieldPath, Segment};
 pub use reply::{Reply, ReplyContent, Truncation};
+pub use source::Source;
 pub use text::quote_prefix;
 pub use usage::Usage;
 pub use violation::{Code, Fingerprint, Layer, Violation, Violations};

@@ -4,9 +4,10 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use crate::schema::CheckMeta;
-use crate::{Code, FieldPath, Layer, Segment, Sourced, TypeInfo, Violation};
+use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
 use super::path::Collection;
@@ -14,21 +15,25 @@ use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
 pub struct Audit<'d> {
-    document: &'d str,
-    normalized_document: OnceCell<String>,
+    /// The text quotes are checked against; `None` when there is none (a
+    /// PDF without a text layer), and quotes cannot be verified.
+    text: Option<&'d str>,
+    normalized: OnceCell<Normalized>,
     path: Vec<Segment>,
     violations: Vec<Violation>,
+    sources: Vec<Source>,
 }
 
 impl<'d> Audit<'d> {
-    /// A walk over a value extracted from `document`.
-    pub fn new(document: &'d str) -> Audit<'d> {
-        Audit { document, normalized_document: OnceCell::new(), path: Vec::new(), violations: Vec::new() }
+    /// A walk over a value extracted from a document whose text is `text`
+    /// (`None`: no text to check quotes against).
+    pub fn new(text: Option<&'d str>) -> Audit<'d> {
+        Audit { text, normalized: OnceCell::new(), path: Vec::new(), violations: Vec::new(), sources: Vec::new() }
     }
 
-    /// The violations found.
-    pub fn into_violations(self) -> Vec<Violation> {
-        self.violations
+    /// The violations found, and the provenance of every quote that held.
+    pub fn into_parts(self) -> (Vec<Violation>, Vec<Source>) {
+        (self.violations, self.sources)
     }
 
     /// Runs `f` one key deeper.
@@ -134,17 +139,25 @@ impl<'d> Audit<'d> {
     /// Checks that `quote` occurs in the document and, for text, that `value`
     /// occurs in the quote. Whitespace is normalised (every run becomes one
     /// space, ends trimmed) on both sides; the quote must match the document's
-    /// case, the value is matched in the quote ignoring case.
+    /// case, the value is matched in the quote ignoring case. A quote that
+    /// holds is recorded as a [`Source`] with its byte range in the
+    /// document's text; without a text, the quote is recorded unverified.
     pub fn check_quote(&mut self, quote: &str, value: Option<&str>, recoverable: bool) {
         let quote_norm = normalize_whitespace(quote);
+        let mut span = None;
         let message = if quote_norm.is_empty() {
             Some("the quote is empty; quote the span of the document the value was read from".to_string())
-        } else if !self.normalized_document().contains(&quote_norm) {
+        } else if let Some(found) = self.find(&quote_norm) {
+            span = found;
+            None
+        } else {
             Some(format!(
                 "quote {} does not occur in the document; quote the source text exactly",
                 crate::quote_prefix(quote)
             ))
-        } else if let Some(value) = value {
+        };
+        let message = message.or_else(|| {
+            let value = value?;
             let value_norm = normalize_whitespace(value).to_lowercase();
             (!quote_norm.to_lowercase().contains(&value_norm)).then(|| {
                 format!(
@@ -153,20 +166,67 @@ impl<'d> Audit<'d> {
                     crate::quote_prefix(quote)
                 )
             })
-        } else {
-            None
-        };
-        if let Some(message) = message {
-            let path = self.here(&["quote"]);
-            self.report(
-                Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message)
-                    .recoverable(recoverable),
-            );
+        });
+        match message {
+            Some(message) => {
+                let path = self.here(&["quote"]);
+                self.report(
+                    Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message).recoverable(recoverable),
+                );
+            }
+            None => {
+                let path = self.here(&[]);
+                self.sources.push(Source { path, quote: quote.to_string(), span });
+            }
         }
     }
 
-    fn normalized_document(&self) -> &str {
-        self.normalized_document.get_or_init(|| normalize_whitespace(self.document))
+    /// Where the normalised `quote` is in the document's text: `Some(Some(range))`
+    /// of the original bytes, `Some(None)` when there is no text to search
+    /// (unverified), `None` when it is not there.
+    fn find(&self, quote_norm: &str) -> Option<Option<Range<usize>>> {
+        let Some(text) = self.text else { return Some(None) };
+        let normalized = self.normalized.get_or_init(|| Normalized::of(text));
+        let at = normalized.text.find(quote_norm)?;
+        Some(Some(normalized.original(at..at + quote_norm.len())))
+    }
+}
+
+/// A text with every run of whitespace made one space (ends trimmed), and
+/// for each of its bytes the byte of the original it came from, so a match
+/// in the normalised text maps back to the original bytes.
+struct Normalized {
+    text: String,
+    /// `origin[i]`: the original byte offset of normalised byte `i` (for an
+    /// inserted space, the first whitespace character it stands for).
+    origin: Vec<u32>,
+}
+
+impl Normalized {
+    fn of(original: &str) -> Normalized {
+        let mut text = String::with_capacity(original.len());
+        let mut origin = Vec::with_capacity(original.len());
+        let mut pending_space = None;
+        for (at, c) in original.char_indices() {
+            if c.is_whitespace() {
+                if !text.is_empty() && pending_space.is_none() {
+                    pending_space = Some(at);
+                }
+                continue;
+            }
+            if let Some(space) = pending_space.take() {
+                text.push(' ');
+                origin.push(space as u32);
+            }
+            text.push(c);
+            origin.extend((0..c.len_utf8()).map(|k| (at + k) as u32));
+        }
+        Normalized { text, origin }
+    }
+
+    /// The original byte range of the normalised range `range` (not empty).
+    fn original(&self, range: Range<usize>) -> Range<usize> {
+        self.origin[range.start] as usize..self.origin[range.end - 1] as usize + 1
     }
 }
 
