@@ -157,6 +157,7 @@ fn client(server: &Server) -> Client {
     Client::builder()
         .api_key("test-key")
         .base_url(&server.base_url)
+        .document_blocks(true)
         .timeout(Duration::from_secs(10))
         .retry_backoff(Duration::from_millis(5), Duration::from_millis(20))
         .build()

@@ -30,8 +30,8 @@ pub use run::{
 pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
-    Code, Content, Document, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Source, Truncation, Usage, Violation,
-    Violations, quote_prefix,
+    Code, Content, Document, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Source, Truncation,
+    Usage, Violation, Violations, quote_prefix,
 };
 
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
-use extract_core::{Correction, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage};
+use extract_core::{
+    Correction, Document, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -235,10 +237,13 @@ fn prompt(document: &str) -> Prompt {
     }
 }
 
+/// A client of the local server, sending `document` blocks as to Anthropic's
+/// own API (a local base URL would get text blocks by default).
 fn builder(server: &Server) -> ClientBuilder {
     Client::builder()
         .api_key(KEY)
         .base_url(&server.base_url)
+        .document_blocks(true)
         .timeout(Duration::from_secs(5))
         .retry_backoff(Duration::from_millis(5), Duration::from_millis(20))
 }
@@ -907,15 +912,17 @@ async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
 #[test]
 fn from_env_reads_the_key_base_url_and_model() {
     // The only test that touches the environment.
-    let saved: Vec<_> = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"]
-        .into_iter()
-        .map(|name| (name, std::env::var_os(name)))
-        .collect();
+    let saved: Vec<_> =
+        ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "ANTHROPIC_DOCUMENT_BLOCKS"]
+            .into_iter()
+            .map(|name| (name, std::env::var_os(name)))
+            .collect();
     // SAFETY: no other test in this binary reads or writes these variables.
     unsafe {
         std::env::remove_var("ANTHROPIC_API_KEY");
         std::env::remove_var("ANTHROPIC_BASE_URL");
         std::env::remove_var("ANTHROPIC_MODEL");
+        std::env::remove_var("ANTHROPIC_DOCUMENT_BLOCKS");
     }
     let err = Client::from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)), "{err:?}");
@@ -928,6 +935,7 @@ fn from_env_reads_the_key_base_url_and_model() {
     assert_eq!(client.model(), DEFAULT_MODEL);
     assert_eq!(client.base_url(), "https://api.anthropic.com");
     assert_eq!(client.transport_retries(), 2);
+    assert!(client.document_blocks(), "Anthropic's own API reads document blocks");
 
     unsafe {
         std::env::set_var("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/proxy/");
@@ -938,6 +946,20 @@ fn from_env_reads_the_key_base_url_and_model() {
     assert_eq!(client.model(), "claude-sonnet-5-5");
     assert!(!client.forces_tool_choice());
     assert!(!format!("{client:?}").contains("TEST-SECRET"));
+    assert!(!client.document_blocks(), "another server gets the document as text");
+
+    unsafe {
+        std::env::set_var("ANTHROPIC_DOCUMENT_BLOCKS", "true");
+    }
+    assert!(Client::from_env().unwrap().document_blocks(), "the variable overrides the rule");
+    unsafe {
+        std::env::set_var("ANTHROPIC_DOCUMENT_BLOCKS", "yes");
+    }
+    let err = Client::from_env().unwrap_err();
+    assert!(
+        matches!(err, Error::Config(_)) && err.to_string().contains("ANTHROPIC_DOCUMENT_BLOCKS"),
+        "{err}"
+    );
 
     unsafe {
         for (name, value) in saved {
@@ -1020,4 +1042,120 @@ async fn a_connection_failure_never_shows_the_base_url_credentials() {
     let err = client.call(&prompt("doc")).await.unwrap_err();
     assert!(matches!(err, Error::Transport(_)), "{err:?}");
     assert!(!err.to_string().contains("proxy-secret"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// Documents: text and PDF, as document blocks or as text
+
+/// A small, valid one-page PDF whose page says `Invoice INV-7 Total 500.00`,
+/// with a correct cross-reference table.
+fn pdf_fixture() -> Vec<u8> {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_string(),
+        {
+            let stream = "BT /F1 18 Tf 20 80 Td (Invoice INV-7 Total 500.00) Tj ET";
+            format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len())
+        },
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
+    for offset in offsets {
+        let _ = writeln!(table, "{offset:010} 00000 n ");
+    }
+    pdf.extend_from_slice(table.as_bytes());
+    pdf.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1)
+            .as_bytes(),
+    );
+    pdf
+}
+
+fn document_prompt(document: Document) -> Prompt {
+    Prompt { document, ..prompt("") }
+}
+
+#[tokio::test]
+async fn a_pdf_travels_as_a_base64_document_block_with_its_title() {
+    use base64::Engine as _;
+    let pdf = pdf_fixture();
+    let server = Server::start(vec![ok(json!({"total": 500.0}))]).await;
+    let client = builder(&server).build().unwrap();
+    let document =
+        Document::pdf(pdf.clone()).with_title("March invoice").with_text_layer("Invoice INV-7 Total 500.00");
+
+    client.call(&document_prompt(document)).await.unwrap();
+
+    let body = server.requests()[0].json();
+    let block = &body["messages"][0]["content"][0];
+    assert_eq!(block["type"], "document");
+    assert_eq!(block["source"]["type"], "base64");
+    assert_eq!(block["source"]["media_type"], "application/pdf");
+    let sent =
+        base64::engine::general_purpose::STANDARD.decode(block["source"]["data"].as_str().unwrap()).unwrap();
+    assert_eq!(sent, pdf, "the PDF's bytes, exactly");
+    assert!(sent.starts_with(b"%PDF-1.4") && sent.ends_with(b"%%EOF\n"));
+    assert_eq!(block["title"], "DOCUMENT (the source document): March invoice");
+    assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
+    // In document-block mode the text layer is not sent.
+    assert!(!body.to_string().contains("Invoice INV-7 Total"), "{body}");
+}
+
+#[tokio::test]
+async fn a_text_document_with_a_title_is_a_text_source_byte_for_byte() {
+    let text = "Invoice \"7\"\r\n\tTotal:  5 €";
+    let server = Server::start(vec![ok(json!({"total": 5.0}))]).await;
+    let client = builder(&server).build().unwrap();
+    client.call(&document_prompt(Document::text(text).with_title("Note"))).await.unwrap();
+    let block = &server.requests()[0].json()["messages"][0]["content"][0];
+    assert_eq!(block["source"], json!({"type": "text", "media_type": "text/plain", "data": text}));
+    assert_eq!(block["title"], "DOCUMENT (the source document): Note");
+}
+
+#[tokio::test]
+async fn another_server_gets_the_document_as_a_labelled_text_block_by_default() {
+    let text = "Invoice INV-7\n```\nTotal 500.00";
+    let server = Server::start(vec![ok(json!({"total": 500.0})), ok(json!({"total": 500.0}))]).await;
+    // No document_blocks(..): a local base URL is not Anthropic's own API.
+    let client = Client::builder().api_key(KEY).base_url(&server.base_url).build().unwrap();
+    assert!(!client.document_blocks());
+
+    client.call(&document_prompt(Document::text(text))).await.unwrap();
+    let block = &server.requests()[0].json()["messages"][0]["content"][0];
+    assert_eq!(block["type"], "text", "{block}");
+    assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
+    let sent = block["text"].as_str().unwrap();
+    assert!(sent.starts_with("### DOCUMENT (the source document)\n````\n"), "{sent}");
+    assert!(sent.contains(&format!("\n{text}\n")), "the document byte for byte: {sent}");
+
+    // A PDF goes as its text layer.
+    let pdf = Document::pdf(pdf_fixture()).with_text_layer("Invoice INV-7 Total 500.00");
+    client.call(&document_prompt(pdf)).await.unwrap();
+    let block = &server.requests()[1].json()["messages"][0]["content"][0];
+    assert_eq!(block["type"], "text");
+    assert!(block["text"].as_str().unwrap().contains("\nInvoice INV-7 Total 500.00\n"), "{block}");
+}
+
+#[tokio::test]
+async fn a_pdf_without_a_text_layer_cannot_go_as_text() {
+    let server = Server::start(vec![]).await;
+    let client = Client::builder().api_key(KEY).base_url(&server.base_url).build().unwrap();
+    let err =
+        client.call(&document_prompt(Document::pdf(pdf_fixture()).with_id("scan-7"))).await.unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    let shown = checked(&err);
+    assert!(
+        shown.contains("scan-7") && shown.contains("text layer") && shown.contains("Anthropic"),
+        "{shown}"
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
 }

@@ -44,9 +44,15 @@ pub fn refuses_forced_tool_use(model: &str) -> bool {
         .any(|id| model == *id || model.strip_prefix(id).is_some_and(|rest| rest.starts_with(['-', '@'])))
 }
 
+/// Whether `base_url` is Anthropic's own API, which reads `document` blocks.
+fn is_anthropic_api(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url.trim()).is_ok_and(|url| url.host_str() == Some("api.anthropic.com"))
+}
+
 pub(super) const API_KEY_VAR: &str = "ANTHROPIC_API_KEY";
 pub(super) const BASE_URL_VAR: &str = "ANTHROPIC_BASE_URL";
 pub(super) const MODEL_VAR: &str = "ANTHROPIC_MODEL";
+pub(super) const DOCUMENT_BLOCKS_VAR: &str = "ANTHROPIC_DOCUMENT_BLOCKS";
 pub(super) const REDACTED: &str = "[redacted]";
 
 /// Configures a [`Client`]; see [`Client::builder`].
@@ -57,6 +63,7 @@ pub struct ClientBuilder {
     model: String,
     max_tokens: u32,
     settings: Settings,
+    document_blocks: Option<bool>,
 }
 
 impl Default for ClientBuilder {
@@ -64,6 +71,7 @@ impl Default for ClientBuilder {
         ClientBuilder {
             api_key: None,
             base_url: DEFAULT_BASE_URL.into(),
+            document_blocks: None,
             model: DEFAULT_MODEL.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             settings: Settings {
@@ -86,6 +94,20 @@ impl ClientBuilder {
     /// Default [`DEFAULT_BASE_URL`].
     pub fn base_url(mut self, base_url: impl Into<String>) -> ClientBuilder {
         self.base_url = base_url.into();
+        self
+    }
+
+    /// Whether the document travels as a `document` block (`true`: a text
+    /// source byte for byte, a PDF as base64) or as its own labelled, fenced
+    /// text block (`false`: byte for byte, with `cache_control`; a PDF sends
+    /// its text layer). Default: `true` for Anthropic's own API
+    /// (`api.anthropic.com`), `false` for any other base URL, because some
+    /// servers that speak the Messages API (llama.cpp's `/v1/messages`, say)
+    /// drop `document` blocks without a word and the model never sees the
+    /// document. `Client::from_env` reads `ANTHROPIC_DOCUMENT_BLOCKS`
+    /// (`true` or `false`).
+    pub fn document_blocks(mut self, on: bool) -> ClientBuilder {
+        self.document_blocks = Some(on);
         self
     }
 
@@ -160,7 +182,9 @@ impl ClientBuilder {
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let transport =
             Transport::new("Messages API", &self.base_url, "/v1/messages", headers, self.settings)?;
+        let document_blocks = self.document_blocks.unwrap_or_else(|| is_anthropic_api(&self.base_url));
         Ok(Client {
+            document_blocks,
             transport,
             base_url: mask_credentials(self.base_url.trim().trim_end_matches('/')),
             model: self.model,
@@ -181,6 +205,7 @@ impl fmt::Debug for ClientBuilder {
             .field("timeout", &self.settings.timeout)
             .field("transport_retries", &self.settings.retries)
             .field("retry_backoff", &(self.settings.backoff_initial, self.settings.backoff_max))
+            .field("document_blocks", &self.document_blocks)
             .finish()
     }
 }

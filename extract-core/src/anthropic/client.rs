@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::warn;
 
 use super::builder::{
-    API_KEY_VAR, BASE_URL_VAR, ClientBuilder, MODEL_VAR, REDACTED, refuses_forced_tool_use,
+    API_KEY_VAR, BASE_URL_VAR, ClientBuilder, DOCUMENT_BLOCKS_VAR, MODEL_VAR, REDACTED,
+    refuses_forced_tool_use,
 };
-use super::request::{self, ToolChoice};
+use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
 use crate::drive::http::transport::{Failure, Settings, Transport};
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
@@ -58,6 +59,7 @@ pub struct Client {
     pub(super) max_tokens: u32,
     pub(super) settings: Settings,
     pub(super) forced_refused: Arc<AtomicBool>,
+    pub(super) document_blocks: bool,
 }
 
 impl fmt::Debug for Client {
@@ -70,6 +72,7 @@ impl fmt::Debug for Client {
             .field("timeout", &self.settings.timeout)
             .field("transport_retries", &self.settings.retries)
             .field("forces_tool_choice", &self.forces_tool_choice())
+            .field("document_blocks", &self.document_blocks)
             .finish()
     }
 }
@@ -95,7 +98,25 @@ impl Client {
         if let Some(model) = std::env::var(MODEL_VAR).ok().filter(|v| !v.trim().is_empty()) {
             builder = builder.model(model);
         }
+        if let Some(value) = std::env::var(DOCUMENT_BLOCKS_VAR).ok().filter(|v| !v.trim().is_empty()) {
+            builder = builder.document_blocks(match value.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(Error::config(format!(
+                        "{DOCUMENT_BLOCKS_VAR} is {}: it takes `true` or `false`",
+                        crate::quote_prefix(other)
+                    )));
+                }
+            });
+        }
         builder.build()
+    }
+
+    /// Whether the document travels as a `document` block (see
+    /// [`ClientBuilder::document_blocks`]).
+    pub fn document_blocks(&self) -> bool {
+        self.document_blocks
     }
 
     /// The model id requests name.
@@ -131,7 +152,8 @@ impl Client {
     async fn send(&self, prompt: &Prompt) -> Result<Reply, Error> {
         let mut choice = if self.forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
         loop {
-            let body = request::body(prompt, &self.model, self.max_tokens, choice);
+            let document_as = if self.document_blocks { DocumentAs::Block } else { DocumentAs::Text };
+            let body = request::body(prompt, &self.model, self.max_tokens, choice, document_as)?;
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
             match self.transport.post(bytes, response::api_error).await {

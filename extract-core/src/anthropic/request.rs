@@ -17,7 +17,10 @@
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::{BlockKind, Prompt, Tool};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
 /// How the request asks for the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +44,25 @@ pub(crate) fn answer_through_tool(tool: &str) -> String {
     )
 }
 
-/// The request body for `prompt`.
-pub(crate) fn body(prompt: &Prompt, model: &str, max_tokens: u32, choice: ToolChoice) -> Value {
+/// How the request carries the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DocumentAs {
+    /// A `document` block: a text source byte for byte, or a base64 PDF.
+    Block,
+    /// A labelled, fenced text block (a PDF's text layer), for servers that
+    /// speak the Messages API but drop `document` blocks.
+    Text,
+}
+
+/// The request body for `prompt`; `Err` (configuration) for a PDF without
+/// a text layer when documents go as text.
+pub(crate) fn body(
+    prompt: &Prompt,
+    model: &str,
+    max_tokens: u32,
+    choice: ToolChoice,
+    document_as: DocumentAs,
+) -> Result<Value, Error> {
     let tool_name = prompt.tool.name.as_str();
     let (tool, tool_choice, system) = match choice {
         ToolChoice::Forced => (
@@ -75,12 +95,12 @@ pub(crate) fn body(prompt: &Prompt, model: &str, max_tokens: u32, choice: ToolCh
         "max_tokens": max_tokens,
         "tools": [tool],
         "tool_choice": tool_choice,
-        "messages": [{ "role": "user", "content": content(prompt) }],
+        "messages": [{ "role": "user", "content": content(prompt, document_as)? }],
     });
     if !system.is_empty() {
         body["system"] = Value::String(system);
     }
-    body
+    Ok(body)
 }
 
 /// The strict copy of `tool`, or the tool as it is when it cannot be made strict.
@@ -105,17 +125,12 @@ pub(crate) fn heading(kind: BlockKind) -> String {
 
 /// The content blocks of the one user message: the prompt's blocks in order,
 /// less the system and the tool, which the request carries in fields of their own.
-fn content(prompt: &Prompt) -> Vec<Value> {
+fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error> {
     let mut blocks = Vec::new();
     for block in prompt.blocks() {
         match block.kind {
             BlockKind::System | BlockKind::Tool => {}
-            BlockKind::Document => blocks.push(json!({
-                "type": "document",
-                "source": { "type": "text", "media_type": "text/plain", "data": block.text },
-                "title": heading(BlockKind::Document),
-                "cache_control": ephemeral(),
-            })),
+            BlockKind::Document => blocks.push(document(&prompt.document, document_as)?),
             // Fenced and labelled as the flattened text shows them, so the
             // previous output (the model's own words) cannot close its block.
             kind => blocks.push(text(block.fenced(&heading(kind)))),
@@ -127,7 +142,45 @@ fn content(prompt: &Prompt) -> Vec<Value> {
             prompt.tool.name
         )));
     }
-    blocks
+    Ok(blocks)
+}
+
+/// The document's block, with `cache_control`, so a correction reads it
+/// from the prompt cache. Its title is the label the instructions refer
+/// to, then the document's own title.
+fn document(document: &Document, document_as: DocumentAs) -> Result<Value, Error> {
+    let mut title = heading(BlockKind::Document);
+    if let Some(own) = document.title() {
+        title = format!("{title}: {own}");
+    }
+    let block = match (document_as, document.content()) {
+        (DocumentAs::Block, Content::Text(text)) => json!({
+            "type": "document",
+            "source": { "type": "text", "media_type": "text/plain", "data": text },
+            "title": title,
+            "cache_control": ephemeral(),
+        }),
+        (DocumentAs::Block, Content::Pdf { bytes, .. }) => json!({
+            "type": "document",
+            "source": { "type": "base64", "media_type": "application/pdf", "data": BASE64.encode(bytes) },
+            "title": title,
+            "cache_control": ephemeral(),
+        }),
+        (DocumentAs::Text, _) => {
+            let Some(text) = document.searchable_text() else {
+                return Err(Error::config(format!(
+                    "document {} is a PDF without a text layer, and the Anthropic client sends documents as text \
+                     to this server (document blocks are off: not Anthropic's own API, or \
+                     ClientBuilder::document_blocks(false)); give it a text layer with \
+                     Document::with_text_layer, or turn document blocks on",
+                    document.id()
+                )));
+            };
+            let block = crate::Block { kind: BlockKind::Document, text: std::borrow::Cow::Borrowed(text) };
+            json!({ "type": "text", "text": block.fenced(&title), "cache_control": ephemeral() })
+        }
+    };
+    Ok(block)
 }
 
 fn text(text: String) -> Value {
@@ -156,7 +209,7 @@ mod tests {
 
     #[test]
     fn forced_body_has_exactly_the_documented_fields() {
-        let body = body(&prompt(), "claude-haiku-5-5", 1024, ToolChoice::Forced);
+        let body = body(&prompt(), "claude-haiku-5-5", 1024, ToolChoice::Forced, DocumentAs::Block).unwrap();
         let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]);
@@ -174,7 +227,8 @@ mod tests {
 
     #[test]
     fn auto_strict_body_marks_the_tool_and_instructs() {
-        let body = body(&prompt(), "claude-opus-5-5", 1024, ToolChoice::AutoStrict);
+        let body =
+            body(&prompt(), "claude-opus-5-5", 1024, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
         assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
         assert_eq!(body["tools"][0]["strict"], true);
         let system = body["system"].as_str().unwrap();
@@ -186,8 +240,10 @@ mod tests {
     fn empty_system_is_left_out_when_forced() {
         let mut prompt = prompt();
         prompt.system.clear();
-        assert!(body(&prompt, "m", 1, ToolChoice::Forced).get("system").is_none());
-        let auto = body(&prompt, "m", 1, ToolChoice::AutoStrict);
+        assert!(
+            body(&prompt, "m", 1, ToolChoice::Forced, DocumentAs::Block).unwrap().get("system").is_none()
+        );
+        let auto = body(&prompt, "m", 1, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
         assert_eq!(auto["system"], answer_through_tool("record_note"));
     }
 
@@ -200,7 +256,7 @@ mod tests {
             violations: "a: too small".into(),
             instruction: "Fix only a.".into(),
         });
-        let body = body(&prompt, "m", 1, ToolChoice::Forced);
+        let body = body(&prompt, "m", 1, ToolChoice::Forced, DocumentAs::Block).unwrap();
         let content = body["messages"][0]["content"].as_array().unwrap();
         assert_eq!(content.len(), 4);
         assert_eq!(content[0]["type"], "document");

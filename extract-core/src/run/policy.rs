@@ -15,7 +15,8 @@ use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use crate::validate::syntax;
 use crate::{
-    Document, Extractable, Fingerprint, Source, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation, Violations,
+    Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Source, Tool, Usage,
+    Violation, Violations,
 };
 
 /// What the driver of a [`Run`] does next.
@@ -289,7 +290,8 @@ impl<T: Extractable + 'static> Run<T> {
     /// text layer); a PDF without one has its quotes left unverified, and
     /// the valid outcome's [`sources`](Validated::sources) say so.
     pub fn for_type(document: impl Into<Document>, retries: Retries) -> Run<T> {
-        let validator = |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
+        let validator =
+            |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
         Run::judged_by(T::tool(), document.into(), retries, Box::new(validator))
     }
 }

@@ -15,8 +15,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::vocabulary::text::shorten;
 use crate::run::Accepted;
+use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
 pub use extractable::{Extractable, TypeCache};
@@ -58,7 +58,10 @@ pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Vio
 /// [`validate`] against a [`Document`]: quotes are checked against its text
 /// (a PDF's text layer), or left unverified for a PDF without one; with the
 /// provenance of every `Sourced` value (`None` for a type without any).
-pub(crate) fn validate_document<T: Extractable>(output: &Value, document: &Document) -> Result<Accepted<T>, Violations> {
+pub(crate) fn validate_document<T: Extractable>(
+    output: &Value,
+    document: &Document,
+) -> Result<Accepted<T>, Violations> {
     let (value, sources) = validate_text::<T>(output, document.searchable_text())?;
     Ok((value, TypeCache::of::<T>().has_sources.then_some(sources)))
 }
@@ -67,7 +70,8 @@ fn validate_text<T: Extractable>(output: &Value, text: Option<&str>) -> Result<(
     syntax::require_object(output)?;
     let name = T::__describe().rust_name;
     let value = guarded(Layer::Structure, format_args!("deserializing `{name}`"), || structure::<T>(output))?;
-    let sources = guarded(Layer::Semantic, format_args!("a validator of `{name}`"), || semantic(&value, text))?;
+    let sources =
+        guarded(Layer::Semantic, format_args!("a validator of `{name}`"), || semantic(&value, text))?;
     Ok((value, sources))
 }
 

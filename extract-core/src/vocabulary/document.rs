@@ -51,7 +51,12 @@ impl Document {
 
     /// A PDF document from its bytes.
     pub fn pdf(bytes: impl Into<Vec<u8>>) -> Document {
-        Document { id: None, title: None, content: Content::Pdf { bytes: bytes.into(), text_layer: None }, misuse: None }
+        Document {
+            id: None,
+            title: None,
+            content: Content::Pdf { bytes: bytes.into(), text_layer: None },
+            misuse: None,
+        }
     }
 
     /// The same document with the id `id` (`^[a-zA-Z0-9_-]{1,64}$`; an id
@@ -76,7 +81,9 @@ impl Document {
         match &mut self.content {
             Content::Pdf { text_layer, .. } => *text_layer = Some(text.into()),
             Content::Text(_) => {
-                self.misuse = Some("with_text_layer was called on a text document, whose text is already what quotes are checked against; use Document::pdf for a PDF")
+                self.misuse = Some(
+                    "with_text_layer was called on a text document, whose text is already what quotes are checked against; use Document::pdf for a PDF",
+                )
             }
         }
         self
@@ -158,7 +165,9 @@ impl Document {
             return Some(misuse.to_string());
         }
         let id = self.id.as_deref()?;
-        let valid = !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let valid = !id.is_empty()
+            && id.len() <= 64
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         (!valid).then(|| {
             format!(
                 "document id {} does not match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_` and `-`, 1 to 64 characters)",
@@ -169,7 +178,8 @@ impl Document {
 
     /// How the flattened text of a prompt shows a PDF: one line naming its size and title.
     pub(crate) fn placeholder(&self) -> String {
-        let title = self.title.as_deref().map(|t| format!(", titled {}", super::quote_prefix(t))).unwrap_or_default();
+        let title =
+            self.title.as_deref().map(|t| format!(", titled {}", super::quote_prefix(t))).unwrap_or_default();
         let layer = match &self.content {
             Content::Pdf { text_layer: Some(_), .. } => ", with a text layer",
             _ => "",
@@ -242,10 +252,7 @@ mod tests {
         // Stable across runs and versions: this value must never change.
         assert_eq!(Document::text("hello").id(), "doc-306f89347195cc05");
         assert_ne!(Document::text("hello").id(), Document::pdf(b"hello".to_vec()).id());
-        assert_ne!(
-            Document::pdf(b"x".to_vec()).id(),
-            Document::pdf(b"x".to_vec()).with_text_layer("x").id()
-        );
+        assert_ne!(Document::pdf(b"x".to_vec()).id(), Document::pdf(b"x".to_vec()).with_text_layer("x").id());
         assert_eq!(Document::text("hello").with_id("A-1").id(), "A-1");
     }
 

@@ -28,7 +28,13 @@ impl<'d> Audit<'d> {
     /// A walk over a value extracted from a document whose text is `text`
     /// (`None`: no text to check quotes against).
     pub fn new(text: Option<&'d str>) -> Audit<'d> {
-        Audit { text, normalized: OnceCell::new(), path: Vec::new(), violations: Vec::new(), sources: Vec::new() }
+        Audit {
+            text,
+            normalized: OnceCell::new(),
+            path: Vec::new(),
+            violations: Vec::new(),
+            sources: Vec::new(),
+        }
     }
 
     /// The violations found, and the provenance of every quote that held.
@@ -171,7 +177,8 @@ impl<'d> Audit<'d> {
             Some(message) => {
                 let path = self.here(&["quote"]);
                 self.report(
-                    Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message).recoverable(recoverable),
+                    Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message)
+                        .recoverable(recoverable),
                 );
             }
             None => {
