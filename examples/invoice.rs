@@ -1,6 +1,7 @@
 //! Three invoices through `extract`: one valid at once, one whose line items
 //! do not add up and is fixed on the retry, one whose purchase-order number is
-//! absent from the source and goes to a human.
+//! absent from the source and goes to a human. Then a PDF invoice, with each
+//! value shown beside its quote and the bytes of the text it was read from.
 //!
 //! ```text
 //! cargo run --example invoice            # offline, with a scripted model
@@ -13,8 +14,10 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use extract::testing::Scripted;
-use extract::{BlockKind, Extractable, Extractor, Model, ModelFuture, Outcome, Prompt, Reply, ReplyContent};
-use extract::{Retries, Stats};
+use extract::{
+    BlockKind, Document, Extractable, Extractor, Model, ModelFuture, Outcome, Prompt, Reply, ReplyContent,
+};
+use extract::{Retries, Sourced, Stats};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -47,6 +50,23 @@ struct LineItem {
     description: String,
     amount: f64,
 }
+
+/// Record the header of one invoice, each value with the exact text it was read from.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[extract(name = "record_invoice_header")]
+struct InvoiceHeader {
+    /// Invoice number exactly as printed.
+    invoice_number: Sourced<String>,
+    /// The company that issued the invoice.
+    vendor: Sourced<String>,
+    /// The total the invoice states.
+    total: Sourced<f64>,
+}
+
+/// A one-page PDF invoice, and the text of its page (as a PDF-to-text tool
+/// gives it): what the quotes are checked against.
+const PDF_INVOICE: &[u8] = include_bytes!("fixtures/invoice.pdf");
+const PDF_TEXT_LAYER: &str = include_str!("fixtures/invoice.txt");
 
 const INVOICES: [(&str, &str); 3] = [
     (
@@ -90,6 +110,9 @@ fn scripted_replies() -> Vec<Value> {
         northwind(all_three),
         json!({"invoice_number": "INV-2024-0231", "purchase_order": null, "vendor": "Globex Cleaning",
                "department": null, "line_items": [item("Office cleaning, March", 820.0)], "total": 820.0}),
+        json!({"invoice_number": {"value": "INV-2024-0305", "quote": "INVOICE INV-2024-0305"},
+               "vendor": {"value": "Fabrikam Print & Copy", "quote": "Vendor: Fabrikam Print & Copy"},
+               "total": {"value": 612.5, "quote": "Total due 612.50 EUR"}}),
     ]
 }
 
@@ -208,5 +231,45 @@ async fn main() -> ExitCode {
 
     heading("Statistics over the three outcomes");
     println!("{stats}");
+
+    heading("A PDF invoice, and where each value came from");
+    let scan = Document::pdf(PDF_INVOICE)
+        .with_id("INV-2024-0305")
+        .with_title("Fabrikam invoice")
+        .with_text_layer(PDF_TEXT_LAYER);
+    println!("{scan:?}");
+    let header = match extractor.extract::<InvoiceHeader>(scan).await {
+        Ok(Outcome::Valid(header)) => header,
+        Ok(Outcome::Escalated(escalation)) => {
+            eprintln!("the PDF invoice escalated: {escalation}");
+            return ExitCode::FAILURE;
+        }
+        Err(error) => {
+            eprintln!("error: the model could not be reached: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let value = |path: &str| match path {
+        "invoice_number" => header.value().invoice_number.value.clone(),
+        "vendor" => header.value().vendor.value.clone(),
+        _ => format!("{:.2}", header.value().total.value),
+    };
+    for source in header.sources() {
+        let at = match &source.span {
+            Some(span) => format!(
+                "bytes {}..{} of the text layer: {:?}",
+                span.start,
+                span.end,
+                &PDF_TEXT_LAYER[span.clone()]
+            ),
+            None => "not verified (no text layer)".to_string(),
+        };
+        println!(
+            "{:<15} {:<24} quote {:?}, {at}",
+            source.path.to_string(),
+            value(&source.path.to_string()),
+            source.quote
+        );
+    }
     ExitCode::SUCCESS
 }

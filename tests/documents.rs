@@ -25,7 +25,8 @@ struct Plain {
 }
 
 /// Multi-byte UTF-8 before the quotes, and runs of whitespace inside them.
-const TEXT: &str = "Reçu — Café Crème Zürich\nVendor:   ACME \t Corp\nTotal  due:\n  1 250.00 €\nItem: Crème brûlée";
+const TEXT: &str =
+    "Reçu — Café Crème Zürich\nVendor:   ACME \t Corp\nTotal  due:\n  1 250.00 €\nItem: Crème brûlée";
 
 fn output() -> Value {
     json!({
@@ -67,7 +68,8 @@ fn each_sourced_value_has_its_quote_and_its_bytes_in_the_document() {
 
 #[test]
 fn a_type_without_sourced_values_has_no_sources_key() {
-    let outcome = Extractor::new(Scripted::new([json!({"total": 5.0})])).extract_blocking::<Plain>("Total 5").unwrap();
+    let outcome =
+        Extractor::new(Scripted::new([json!({"total": 5.0})])).extract_blocking::<Plain>("Total 5").unwrap();
     let plain = valid(outcome);
     assert!(plain.sources().is_empty());
     let packet = serde_json::to_value(&plain).unwrap();
@@ -111,7 +113,10 @@ fn the_prompt_keeps_the_document_and_shows_a_pdf_as_one_line() {
     let prompt = &model.prompts()[0];
     assert_eq!(prompt.document, scan, "the document itself, kind, title and bytes");
     let text = prompt.to_string();
-    assert!(text.contains("### DOCUMENT\n```\n[a PDF document of 1234 bytes, titled \"March invoice\"]\n```"), "{text}");
+    assert!(
+        text.contains("### DOCUMENT\n```\n[a PDF document of 1234 bytes, titled \"March invoice\"]\n```"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -130,6 +135,10 @@ fn strings_still_convert() {
     let owned = String::from("Total 5");
     for document in [Document::from("Total 5"), Document::from(&owned), Document::from(owned.clone())] {
         assert_eq!(document, "Total 5");
-        assert_eq!(document.id(), Document::text("Total 5").id(), "an id from the content, the same each time");
+        assert_eq!(
+            document.id(),
+            Document::text("Total 5").id(),
+            "an id from the content, the same each time"
+        );
     }
 }
