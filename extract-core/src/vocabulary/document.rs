@@ -239,7 +239,7 @@ impl PartialEq<&str> for Document {
 
 impl PartialEq<str> for Document {
     fn eq(&self, other: &str) -> bool {
-        self == &other
+        matches!(&self.content, Content::Text(text) if text == other)
     }
 }
 
