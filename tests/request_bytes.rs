@@ -3,7 +3,7 @@
 //! real HTTP server on 127.0.0.1 receives them, and of the tool JSON alone.
 //! The bounds make a regression (a schema or an instruction that grows back)
 //! fail; `cargo test --all-features --test request_bytes -- --nocapture`
-//! prints the figures.
+//! prints the figures (and `REQUEST_BYTES_SHOW=1` the bodies themselves).
 
 #![cfg(all(feature = "anthropic", feature = "chrono"))]
 
@@ -113,8 +113,10 @@ async fn read_body(stream: &mut TcpStream) -> Option<Vec<u8>> {
     Some(body)
 }
 
-/// The request bodies of one extraction that needs one correction.
-async fn bodies() -> Vec<Vec<u8>> {
+/// The request bodies of one extraction that needs one correction, by a
+/// client for `model` (`claude-haiku-5-5` is sent the forced tool; Opus
+/// models refuse a forced choice and get the strict tool with `auto`).
+async fn bodies(model: &str) -> Vec<Vec<u8>> {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -122,7 +124,7 @@ async fn bodies() -> Vec<Vec<u8>> {
     let client = Client::builder()
         .api_key("test-key")
         .base_url(&base_url)
-        .model("claude-haiku-5-5")
+        .model(model)
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
@@ -135,24 +137,47 @@ async fn bodies() -> Vec<Vec<u8>> {
     bodies
 }
 
-#[tokio::test]
-async fn the_readme_invoice_requests_stay_small() {
-    let bodies = bodies().await;
-    let tool = serde_json::to_string(&Invoice::tool()).unwrap();
+/// The figures, printed with `--nocapture`; and the bodies, with `REQUEST_BYTES_SHOW=1`.
+fn report(label: &str, bodies: &[Vec<u8>]) -> Value {
     let first: Value = serde_json::from_slice(&bodies[0]).unwrap();
-    let schema = first["tools"][0]["input_schema"].to_string();
     eprintln!(
-        "request bytes: first attempt {}, correction {}; tool JSON {} (input_schema {}); document {}",
+        "{label}: first attempt {} bytes, correction {} bytes; tool as sent {} bytes (input_schema {}), system {}",
         bodies[0].len(),
         bodies[1].len(),
-        tool.len(),
-        schema.len(),
-        DOCUMENT.len()
+        first["tools"][0].to_string().len(),
+        first["tools"][0]["input_schema"].to_string().len(),
+        first["system"].to_string().len(),
     );
-    for (name, body) in ["first attempt", "correction"].iter().zip(&bodies) {
-        eprintln!("--- {name}\n{}", String::from_utf8_lossy(body));
+    if std::env::var_os("REQUEST_BYTES_SHOW").is_some() {
+        for (name, body) in ["first attempt", "correction"].iter().zip(bodies) {
+            eprintln!("--- {label}, {name}\n{}", String::from_utf8_lossy(body));
+        }
     }
-    // Bounds a little above the measured figures (see the commit that added
-    // this test), so anything that grows the request back fails here.
-    let _ = (&bodies, &tool);
+    first
+}
+
+#[tokio::test]
+async fn the_readme_invoice_requests_stay_small() {
+    let tool = serde_json::to_string(&Invoice::tool()).unwrap();
+    let strict = serde_json::to_string(&Invoice::tool().strict().unwrap()).unwrap();
+    eprintln!("tool JSON: {} bytes (strict {}); document {} bytes", tool.len(), strict.len(), DOCUMENT.len());
+    let forced = bodies("claude-haiku-5-5").await;
+    let first = report("forced tool (claude-haiku-5-5)", &forced);
+    let auto = bodies("claude-opus-5-5").await;
+    report("auto + strict (claude-opus-5-5)", &auto);
+
+    // What the model does not read is not sent.
+    let schema = &first["tools"][0]["input_schema"];
+    assert!(schema.get("$schema").is_none() && schema.get("title").is_none(), "{schema}");
+    assert!(!schema.to_string().contains("\"double\""), "{schema}");
+
+    // Bounds a little above the figures measured when the requests were
+    // trimmed (before: tool 1014, first attempt 2194, correction 3100 bytes
+    // forced; 2320 and 3226 with auto and the strict tool), so whatever
+    // grows them back fails here.
+    assert!(tool.len() <= 880, "tool JSON: {} bytes", tool.len());
+    assert!(forced[0].len() <= 2000, "first attempt: {} bytes", forced[0].len());
+    assert!(forced[1].len() <= 2900, "correction: {} bytes", forced[1].len());
+    assert!(auto[0].len() <= 2100, "first attempt, auto: {} bytes", auto[0].len());
+    assert!(auto[1].len() <= 3000, "correction, auto: {} bytes", auto[1].len());
 }
