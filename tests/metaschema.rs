@@ -1,7 +1,9 @@
 //! The `input_schema` of derived types, plain and strict, is a valid JSON
-//! Schema 2020-12 document: it declares the draft in `$schema`, passes the
-//! 2020-12 metaschema (the `jsonschema` crate's meta validation), and compiles
-//! as a 2020-12 validator (so every `pattern` is a regex that compiles).
+//! Schema 2020-12 document: it passes the 2020-12 metaschema (the
+//! `jsonschema` crate's meta validation), and compiles as a 2020-12 validator
+//! (so every `pattern` is a regex that compiles). It does not declare the
+//! draft in `$schema`: the tool's copy is trimmed of what the model does not
+//! read, and 2020-12 is what a schema without `$schema` is read as.
 #![cfg(all(feature = "chrono", feature = "decimal"))]
 
 use std::collections::BTreeMap;
@@ -134,11 +136,15 @@ fn meta_errors(schema: &Value) -> Vec<String> {
 }
 
 fn assert_valid_2020_12(name: &str, schema: &Value) {
-    assert_eq!(schema["$schema"], DRAFT_2020_12, "{name}: $schema");
+    assert!(schema.get("$schema").is_none(), "{name}: the tool's schema is trimmed of `$schema`");
     let errors = meta_errors(schema);
     assert!(errors.is_empty(), "{name} fails the 2020-12 metaschema:\n{}", errors.join("\n"));
-    // The general entry point reads `$schema` and agrees.
+    // The general entry point, which reads a schema without `$schema` as
+    // 2020-12, agrees; and so it does with the draft declared.
     jsonschema::meta::validate(schema).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut declared = schema.clone();
+    declared["$schema"] = json!(DRAFT_2020_12);
+    jsonschema::meta::validate(&declared).unwrap_or_else(|e| panic!("{name} (declared 2020-12): {e}"));
     // And it compiles as a 2020-12 validator (every regex compiles, every $ref resolves).
     jsonschema::draft202012::options()
         .should_validate_formats(true)
@@ -192,4 +198,57 @@ fn the_meta_validation_can_fail() {
     assert!(
         jsonschema::draft202012::options().build(&json!({"type": "string", "pattern": "(unclosed"})).is_err()
     );
+}
+
+/// Every schema node in `schema` (not the values under `enum`, `const`,
+/// `default`, `examples`; not the maps of `properties` and `$defs`
+/// themselves), with a JSON pointer to it.
+fn schema_nodes<'a>(schema: &'a Value, at: String, out: &mut Vec<(String, &'a Value)>) {
+    let Some(node) = schema.as_object() else { return };
+    out.push((at.clone(), schema));
+    for (key, sub) in node {
+        match (key.as_str(), sub) {
+            ("enum" | "const" | "default" | "examples", _) => {}
+            ("properties" | "$defs" | "patternProperties" | "dependentSchemas", Value::Object(map)) => {
+                for (name, sub) in map {
+                    schema_nodes(sub, format!("{at}/{key}/{name}"), out);
+                }
+            }
+            (_, Value::Array(items)) => {
+                for (i, sub) in items.iter().enumerate() {
+                    schema_nodes(sub, format!("{at}/{key}/{i}"), out);
+                }
+            }
+            (_, sub) => schema_nodes(sub, format!("{at}/{key}"), out),
+        }
+    }
+}
+
+#[test]
+fn the_tools_carry_no_title_and_no_numeric_format() {
+    let numeric = |f: &str| {
+        matches!(f, "float" | "double" | "int" | "uint")
+            || ["int", "uint"].iter().any(|p| f.strip_prefix(p).is_some_and(|b| b.parse::<u32>().is_ok()))
+    };
+    let mut formats = Vec::new();
+    for tool in tools() {
+        let mut nodes = Vec::new();
+        schema_nodes(&tool.input_schema, String::new(), &mut nodes);
+        for (at, node) in nodes {
+            assert!(node.get("title").is_none(), "{}: title at {at:?}", tool.name);
+            if let Some(format) = node.get("format").and_then(Value::as_str) {
+                assert!(!numeric(format), "{}: format {format} at {at:?}", tool.name);
+                formats.push(format.to_string());
+            }
+        }
+    }
+    // The formats that say how to write a value stay.
+    assert!(
+        formats.iter().any(|f| f == "date") && formats.iter().any(|f| f == "partial-date-time"),
+        "{formats:?}"
+    );
+    assert!(formats.iter().any(|f| f == "email"), "{formats:?}");
+    // And the bounds of `temperature: i8` too, though its `int8` went.
+    let temperature = &Shipment::tool().input_schema["properties"]["temperature"];
+    assert_eq!(temperature, &json!({"type": "integer", "minimum": -128, "maximum": 127}));
 }

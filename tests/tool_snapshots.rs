@@ -124,7 +124,12 @@ fn properties_keep_declaration_order() {
 #[test]
 fn the_input_schema_is_a_2020_12_object_schema_with_the_fields_shapes() {
     let schema = Invoice::tool().input_schema;
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    // Trimmed of what the model does not read: the draft (2020-12 all the
+    // same), the root's title (the Rust type's name) and the doc comment the
+    // tool's description already opens with.
+    for key in ["$schema", "title", "description"] {
+        assert!(schema.get(key).is_none(), "{key} in {schema}");
+    }
     assert_eq!(schema["type"], "object");
     let props = &schema["properties"];
     // Tagged `recoverable = false`: the schema lets the model say "absent" with
@@ -149,6 +154,28 @@ fn the_input_schema_is_a_2020_12_object_schema_with_the_fields_shapes() {
     assert_eq!(props["notes"]["type"], "array");
     let item = resolve(&schema, &props["line_items"]["items"]);
     assert_eq!(item["properties"]["quantity"]["minimum"], 1);
+    // Numeric formats (`double`, `uint32`) tell a model nothing: gone, while
+    // the bounds stay; a nested type's doc comment is said nowhere else: kept.
+    assert!(props["total"].get("format").is_none(), "{}", props["total"]);
+    assert!(item["properties"]["quantity"].get("format").is_none(), "{item}");
+    assert_eq!(item["description"], "One line of an invoice.");
+    assert_eq!(status["description"], "Whether the invoice has been paid.");
+}
+
+#[test]
+fn the_validator_keeps_what_the_tool_trimmed() {
+    // `quantity: u32` lost its `uint32` format in the tool; the validator,
+    // compiled from the full schema, still rejects what does not fit.
+    let output = json!({
+        "invoice_number": "INV-1",
+        "issue_date": "2024-01-01",
+        "status": "paid",
+        "line_items": [{"description": "a", "quantity": 5_000_000_000u64, "amount": 1.0}],
+        "total": 1.0
+    });
+    let violations = extract::validate::<Invoice>(&output, "").unwrap_err();
+    assert_eq!(violations.len(), 1, "{violations}");
+    assert_eq!(violations[0].path, "line_items[0].quantity");
 }
 
 #[test]

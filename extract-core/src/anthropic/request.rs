@@ -5,7 +5,8 @@
 //!   (tools render first, so the cache prefix starts with them).
 //! - `tool_choice`: forced (`{"type": "tool", "name", "disable_parallel_tool_use": true}`)
 //!   or, where forcing is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
-//!   with the strict copy of the tool and a system instruction to answer only through it.
+//!   with the strict copy of the tool and a system instruction to answer only
+//!   through it (unless the system already says so, as the built-in one does).
 //! - one user message: the document as a `document` block with a plain-text
 //!   source (byte for byte, `cache_control` ephemeral, so a correction attempt
 //!   reads tools, system and document from the cache), then either the task
@@ -20,6 +21,7 @@ use tracing::warn;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use crate::run::answer_only_by_calling;
 use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
 /// How the request asks for the tool.
@@ -36,12 +38,10 @@ fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
 }
 
-/// The system instruction added when the tool cannot be forced.
+/// The system instruction added when the tool cannot be forced, unless the
+/// system already says it (the built-in instructions do).
 pub(crate) fn answer_through_tool(tool: &str) -> String {
-    format!(
-        "Answer only by calling the tool `{tool}`, exactly once, with the complete input. \
-         Do not answer in text."
-    )
+    format!("{}, exactly once, with the complete input. Do not answer in text.", answer_only_by_calling(tool))
 }
 
 /// How the request carries the document.
@@ -74,6 +74,8 @@ pub(crate) fn body(
             let instruction = answer_through_tool(tool_name);
             let system = if prompt.system.trim().is_empty() {
                 instruction
+            } else if prompt.system.contains(&answer_only_by_calling(tool_name)) {
+                prompt.system.clone()
             } else {
                 format!("{}\n\n{instruction}", prompt.system)
             };
@@ -137,10 +139,8 @@ fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error
         }
     }
     if !prompt.is_correction() {
-        blocks.push(text(format!(
-            "Record the data of the source document above by calling the tool `{}`.",
-            prompt.tool.name
-        )));
+        blocks
+            .push(text(format!("Call the tool `{}` with the data of the document above.", prompt.tool.name)));
     }
     Ok(blocks)
 }
@@ -234,6 +234,15 @@ mod tests {
         let system = body["system"].as_str().unwrap();
         assert!(system.starts_with("Extract.\n\n"), "{system}");
         assert!(system.ends_with(&answer_through_tool("record_note")), "{system}");
+    }
+
+    #[test]
+    fn auto_strict_does_not_repeat_what_the_built_in_instructions_say() {
+        let mut prompt = prompt();
+        prompt.system = crate::system_instructions("record_note");
+        let body = body(&prompt, "claude-opus-5-5", 1024, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
+        assert_eq!(body["system"], prompt.system.as_str());
+        assert_eq!(body["system"].as_str().unwrap().matches("Answer only by calling").count(), 1);
     }
 
     #[test]

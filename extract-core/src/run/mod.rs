@@ -15,6 +15,8 @@ mod stats;
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
 pub(crate) use policy::Accepted;
 pub use policy::{Next, Run};
+#[cfg(feature = "anthropic")]
+pub(crate) use prompt::answer_only_by_calling;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};
 pub use stats::{Dominant, Stats};

@@ -1,17 +1,21 @@
 //! The tool of a derived type: its description lists the checks (nested
 //! types' included, in JSON names), and its schema admits `null` for data
-//! tagged `recoverable = false`.
+//! tagged `recoverable = false` and is trimmed of what the model does not
+//! read ([`super::lean`]).
 
 use serde_json::Value;
 
+use super::lean::trim_for_model;
 use crate::{Tool, TypeInfo};
 
 /// The tool a model fills in for the type `info` describes, from the type's
-/// schemars schema.
+/// schemars schema (the validator keeps its own, untouched copy).
 pub fn tool_of(info: &'static TypeInfo, schema: Value) -> Tool {
     let mut schema = schema;
     admit_null_for_absent_data(&mut schema, info);
     let mut description = info.description.trim().to_string();
+    // The description opens with the doc comment, so the schema need not repeat it.
+    trim_for_model(&mut schema, &description);
     let mut checks = Vec::new();
     list_checks(info, None, &mut checks, &mut Vec::new());
     if !checks.is_empty() {

@@ -6,6 +6,7 @@
 mod derived;
 mod describe;
 pub(crate) mod keywords;
+mod lean;
 mod strict;
 mod tool;
 

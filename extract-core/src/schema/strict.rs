@@ -46,15 +46,17 @@ pub(crate) const SUPPORTED_FORMATS: &[&str] =
 /// How many properties an error message names before eliding the rest.
 const MAX_NAMED: usize = 8;
 
-/// The strict copy of `schema`, or why there cannot be one.
-pub(crate) fn strict_schema(schema: &Value) -> Result<Value, String> {
-    if let Some(cycle) = find_cycle(schema) {
+/// The strict copy of `schema`, or why there cannot be one. Messages name
+/// the root schema by its `title` or, where it has none (a derived tool's
+/// schema is trimmed of titles), by `root_name`.
+pub(crate) fn strict_schema(schema: &Value, root_name: &str) -> Result<Value, String> {
+    let root_name = schema.get("title").and_then(Value::as_str).unwrap_or(root_name);
+    if let Some(cycle) = find_cycle(schema, root_name) {
         return Err(cycle);
     }
     let mut copy = schema.clone();
     let mut tally = Tally::default();
-    let root_name = schema.get("title").and_then(Value::as_str).unwrap_or("the input").to_string();
-    transform(&mut copy, &Place::root(root_name), &mut tally)?;
+    transform(&mut copy, &Place::root(root_name.to_string()), &mut tally)?;
     if tally.optional.len() > MAX_OPTIONAL_PROPERTIES {
         return Err(format!(
             "it has {} optional properties (Option and #[serde(default)] fields), more than the {MAX_OPTIONAL_PROPERTIES} \
@@ -317,16 +319,22 @@ pub(crate) fn pattern_is_supported(pattern: &str) -> bool {
 }
 
 /// A `$ref` cycle, described: the property where it closes and the chain.
-fn find_cycle(schema: &Value) -> Option<String> {
+fn find_cycle(schema: &Value, root_name: &str) -> Option<String> {
     let mut path: Vec<(String, String)> = Vec::new(); // (node pointer, property that leads on)
     let mut done: Vec<String> = Vec::new();
-    visit("#".to_string(), schema, schema, &mut path, &mut done)
+    visit("#".to_string(), schema, &Root { schema, name: root_name }, &mut path, &mut done)
+}
+
+/// The root schema, and the name messages give it.
+struct Root<'a> {
+    schema: &'a Value,
+    name: &'a str,
 }
 
 fn visit(
     pointer: String,
     node: &Value,
-    root: &Value,
+    root: &Root<'_>,
     path: &mut Vec<(String, String)>,
     done: &mut Vec<String>,
 ) -> Option<String> {
@@ -350,7 +358,7 @@ fn visit(
         if done.contains(&reference) {
             continue;
         }
-        let Some(target) = reference.strip_prefix('#').and_then(|p| root.pointer(p)) else { continue };
+        let Some(target) = reference.strip_prefix('#').and_then(|p| root.schema.pointer(p)) else { continue };
         path.push((pointer.clone(), property));
         let found = visit(reference.clone(), target, root, path, done);
         path.pop();
@@ -362,11 +370,11 @@ fn visit(
     None
 }
 
-/// The type name a schema pointer stands for: its `$defs` key, or the root's title.
-fn type_name(root: &Value, pointer: &str) -> String {
+/// The type name a schema pointer stands for: its `$defs` key, or the root's name.
+fn type_name(root: &Root<'_>, pointer: &str) -> String {
     match pointer.rsplit_once('/') {
         Some((_, name)) if pointer != "#" => name.to_string(),
-        _ => root.get("title").and_then(Value::as_str).unwrap_or("the input").to_string(),
+        _ => root.name.to_string(),
     }
 }
 
@@ -425,8 +433,23 @@ mod tests {
             "type": "object",
             "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}
         });
-        let error = strict_schema(&schema).unwrap_err();
+        let error = strict_schema(&schema, "the input").unwrap_err();
         assert!(error.contains("property `Node.children` refers back to `Node`"), "{error}");
+    }
+
+    #[test]
+    fn a_root_without_a_title_is_named_by_the_caller() {
+        // A derived tool's schema is trimmed of titles: the tool's name stands in.
+        let schema = json!({
+            "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$ref": "#"}}, "n": {"type": "object", "additionalProperties": {"type": "number"}}}
+        });
+        let error = strict_schema(&schema, "record_node").unwrap_err();
+        assert!(error.contains("property `record_node.children` refers back to `record_node`"), "{error}");
+        let mut flat = schema;
+        flat["properties"]["children"] = json!({"type": "string"});
+        let error = strict_schema(&flat, "record_node").unwrap_err();
+        assert!(error.contains("`record_node.n` is a map with free-form keys"), "{error}");
     }
 
     #[test]
@@ -438,7 +461,7 @@ mod tests {
             "required": ["a", "b"],
             "$defs": {"Leaf": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}
         });
-        let strict = strict_schema(&schema).unwrap();
+        let strict = strict_schema(&schema, "the input").unwrap();
         assert_eq!(strict["$defs"]["Leaf"]["additionalProperties"], json!(false));
     }
 
@@ -450,7 +473,7 @@ mod tests {
             "properties": {"by_name": {"type": "object", "additionalProperties": {"type": "number"}}},
             "required": ["by_name"]
         });
-        let error = strict_schema(&schema).unwrap_err();
+        let error = strict_schema(&schema, "the input").unwrap_err();
         assert!(error.contains("`Scores.by_name` is a map with free-form keys"), "{error}");
     }
 
@@ -464,7 +487,7 @@ mod tests {
             },
             "required": ["kind", "tags"]
         });
-        let strict = strict_schema(&schema).unwrap();
+        let strict = strict_schema(&schema, "the input").unwrap();
         assert!(strict["properties"]["kind"].get("oneOf").is_none());
         assert_eq!(strict["properties"]["kind"]["anyOf"].as_array().unwrap().len(), 2);
         assert_eq!(strict["properties"]["tags"]["minItems"], json!(1));

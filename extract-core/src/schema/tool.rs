@@ -81,7 +81,7 @@ impl Tool {
     /// assert_eq!(schema["properties"]["celsius"]["description"], "Must be at least -273.15.");
     /// ```
     pub fn strict(&self) -> Result<Tool, StrictError> {
-        let input_schema = super::strict::strict_schema(&self.input_schema)
+        let input_schema = super::strict::strict_schema(&self.input_schema, &self.name)
             .map_err(|reason| StrictError { tool: self.name.clone(), reason })?;
         Ok(Tool { input_schema, strict: true, ..self.clone() })
     }
