@@ -13,7 +13,6 @@ mod retries;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
-pub(crate) use policy::Accepted;
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
 pub(crate) use prompt::answer_only_by_calling;

@@ -13,10 +13,11 @@ use serde_json::Value;
 
 use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
+use crate::validate::Accepted;
 use crate::validate::syntax;
 use crate::{
-    Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Source, Tool, Usage,
-    Violation, Violations,
+    Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation,
+    Violations,
 };
 
 /// What the driver of a [`Run`] does next.
@@ -27,11 +28,6 @@ pub enum Next<T> {
     /// The run is over.
     Done(Outcome<T>),
 }
-
-/// What a run's validator gives for an output it accepts: the value, and
-/// the provenance of its `Sourced` values (`None` when the validator does
-/// not know of any: a caller's own validator, a type without `Sourced`).
-pub(crate) type Accepted<T> = (T, Option<Vec<Source>>);
 
 type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations> + Send + Sync;
 

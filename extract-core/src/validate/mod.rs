@@ -15,7 +15,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
 
-use crate::run::Accepted;
 use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
@@ -54,6 +53,11 @@ use structure::serde_violation;
 pub fn validate<T: Extractable>(output: &Value, document: &str) -> Result<T, Violations> {
     validate_text::<T>(output, Some(document)).map(|(value, _)| value)
 }
+
+/// What a run's validator gives for an output it accepts: the value, and
+/// the provenance of its `Sourced` values (`None` when the validator does
+/// not know of any: a caller's own validator, a type without `Sourced`).
+pub(crate) type Accepted<T> = (T, Option<Vec<Source>>);
 
 /// [`validate`] against a [`Document`]: quotes are checked against its text
 /// (a PDF's text layer), or left unverified for a PDF without one; with the
