@@ -6,9 +6,14 @@
 //! ```text
 //! cargo run --example invoice            # offline, with a scripted model
 //! cargo run --example invoice -- --live  # against Claude (needs ANTHROPIC_API_KEY)
+//! # any Chat Completions server: OpenAI, or a local Ollama / llama.cpp / vLLM
+//! OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen3:8b \
+//!     cargo run --example invoice --features openai -- --backend openai [--json-schema]
 //! ```
 //!
-//! With `ANTHROPIC_API_KEY` set it runs live without `--live`, too.
+//! With `ANTHROPIC_API_KEY` set it runs live without `--live`, too; with
+//! `--backend openai`, so does `OPENAI_API_KEY` or `OPENAI_BASE_URL`.
+//! `--json-schema` sends the schema as a `response_format` instead of a tool.
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -187,30 +192,101 @@ fn report(attempts: &[(Prompt, Reply)], outcome: &Outcome<Invoice>) {
     println!("{}", serde_json::to_string_pretty(outcome).expect("packets serialize"));
 }
 
+/// The backend `--backend` names: `anthropic` (the default) or `openai`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Anthropic,
+    OpenAi,
+}
+
+fn backend(args: &[String]) -> Result<Backend, String> {
+    let mut backend = Backend::Anthropic;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = if arg == "--backend" {
+            args.next().map(String::as_str)
+        } else if let Some(value) = arg.strip_prefix("--backend=") {
+            Some(value)
+        } else {
+            continue;
+        };
+        backend = match value {
+            Some("anthropic") => Backend::Anthropic,
+            Some("openai") => Backend::OpenAi,
+            other => return Err(format!("--backend takes `anthropic` or `openai`, not {other:?}")),
+        };
+    }
+    Ok(backend)
+}
+
+/// Whether an environment variable is set to something.
+fn set(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| !value.trim().is_empty())
+}
+
+/// The live model the arguments and the environment ask for; `Ok(None)` offline.
+fn live_model(args: &[String]) -> Result<Option<Box<dyn Model>>, String> {
+    let flag = args.iter().any(|arg| arg == "--live");
+    match backend(args)? {
+        Backend::Anthropic if flag || set("ANTHROPIC_API_KEY") => {
+            let client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
+            println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
+            Ok(Some(Box::new(client)))
+        }
+        Backend::Anthropic => {
+            println!(
+                "mode: offline, with a scripted model (set ANTHROPIC_API_KEY or pass --live for Claude)"
+            );
+            Ok(None)
+        }
+        Backend::OpenAi => openai_model(args, flag || set("OPENAI_API_KEY") || set("OPENAI_BASE_URL")),
+    }
+}
+
+#[cfg(feature = "openai")]
+fn openai_model(args: &[String], live: bool) -> Result<Option<Box<dyn Model>>, String> {
+    use extract::openai::{ClientBuilder, Mode};
+    if !live {
+        println!(
+            "mode: offline, with a scripted model (set OPENAI_BASE_URL and OPENAI_MODEL, or OPENAI_API_KEY, \
+             for a live Chat Completions server)"
+        );
+        return Ok(None);
+    }
+    let mode = if args.iter().any(|arg| arg == "--json-schema") { Mode::JsonSchema } else { Mode::Tool };
+    let client = ClientBuilder::from_env().and_then(|b| b.mode(mode).build()).map_err(|e| e.to_string())?;
+    println!(
+        "mode: live, against {} at {} (Chat Completions, {mode:?} mode, strict {})",
+        client.model(),
+        client.base_url(),
+        client.strict()
+    );
+    Ok(Some(Box::new(client)))
+}
+
+#[cfg(not(feature = "openai"))]
+fn openai_model(_: &[String], _: bool) -> Result<Option<Box<dyn Model>>, String> {
+    Err("the openai backend needs the `openai` feature: \
+         cargo run --example invoice --features openai -- --backend openai"
+        .into())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let live = std::env::args().skip(1).any(|arg| arg == "--live")
-        || std::env::var("ANTHROPIC_API_KEY").is_ok_and(|key| !key.trim().is_empty());
-    let model: Box<dyn Model> = if live {
-        match extract::anthropic::Client::from_env() {
-            Ok(client) => {
-                println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
-                Box::new(client)
-            }
-            Err(error) => {
-                eprintln!("error: cannot run live: {error}");
-                eprintln!("(run without --live and without the key for the offline walk-through)");
-                return ExitCode::FAILURE;
-            }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let model: Box<dyn Model> = match live_model(&args) {
+        Ok(Some(model)) => model,
+        Ok(None) => Box::new(Scripted::new(scripted_replies())),
+        Err(error) => {
+            eprintln!("error: cannot run live: {error}");
+            eprintln!("(run without --live, --backend openai and the keys for the offline walk-through)");
+            return ExitCode::FAILURE;
         }
-    } else {
-        println!("mode: offline, with a scripted model (set ANTHROPIC_API_KEY or pass --live for Claude)");
-        Box::new(Scripted::new(scripted_replies()))
     };
     let log = Arc::new(Mutex::new(Vec::new()));
     let extractor = Extractor::new(Transcript { model, log: log.clone() }).retries(Retries::default());
 
-    heading("The tool Claude fills in");
+    heading("The tool the model fills in");
     println!("{}", serde_json::to_string_pretty(&Invoice::tool()).expect("tools serialize"));
 
     let mut stats = Stats::new();

@@ -10,7 +10,8 @@
 //! - `validate`: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
 //! - `run`: the sans-IO retry policy and everything it produces;
 //! - `drive`: the `Model` trait, `Extractor`, `testing`, `Error`;
-//! - `anthropic`: the Claude backend (feature `anthropic`).
+//! - `anthropic`: the Claude backend (feature `anthropic`);
+//! - `openai`: the Chat Completions backend (feature `openai`).
 
 mod drive;
 mod run;
@@ -20,6 +21,8 @@ mod vocabulary;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(feature = "openai")]
+pub mod openai;
 
 pub use drive::testing;
 pub use drive::{Error, Extractor, Model, ModelFuture};

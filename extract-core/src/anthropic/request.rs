@@ -116,15 +116,6 @@ fn strict_or_plain(tool: &Tool) -> Tool {
     }
 }
 
-/// The title of the document block and the heading of each correction block
-/// (`### PREVIOUS OUTPUT (your previous answer: ...)` above its fence):
-/// the block's label and what it holds, so the text the model reads (the
-/// system and correction instructions name blocks by their labels) refers to
-/// what it sees.
-pub(crate) fn heading(kind: BlockKind) -> String {
-    format!("{} ({})", kind.label(), kind.meaning())
-}
-
 /// The content blocks of the one user message: the prompt's blocks in order,
 /// less the system and the tool, which the request carries in fields of their own.
 fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error> {
@@ -135,7 +126,7 @@ fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error
             BlockKind::Document => blocks.push(document(&prompt.document, document_as)?),
             // Fenced and labelled as the flattened text shows them, so the
             // previous output (the model's own words) cannot close its block.
-            kind => blocks.push(text(block.fenced(&heading(kind)))),
+            kind => blocks.push(text(block.fenced(&kind.heading()))),
         }
     }
     if !prompt.is_correction() {
@@ -149,7 +140,7 @@ fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error
 /// from the prompt cache. Its title is the label the instructions refer
 /// to, then the document's own title.
 fn document(document: &Document, document_as: DocumentAs) -> Result<Value, Error> {
-    let mut title = heading(BlockKind::Document);
+    let mut title = BlockKind::Document.heading();
     if let Some(own) = document.title() {
         title = format!("{title}: {own}");
     }

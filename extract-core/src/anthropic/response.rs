@@ -135,6 +135,7 @@ pub(crate) fn api_error(status: u16, body: &[u8]) -> ApiError {
             error_type: parsed.error.error_type,
             message: parsed.error.message,
             request_id: parsed.request_id,
+            param: None,
         },
         Err(_) => ApiError::unparsed(status, body),
     }
@@ -280,6 +281,7 @@ mod tests {
             message: message.into(),
             error_code: None,
             request_id: None,
+            param: None,
         };
         let rejection = about("tool_choice.type: \"tool\" is not supported for this model");
         assert!(rejects_forced_tool_choice(&rejection, 400));

@@ -118,6 +118,20 @@ impl BlockKind {
         }
     }
 
+    /// The heading a backend writes above the block where it sends the block
+    /// as text of its own (the `### ...` line of each correction block, the
+    /// title of the document): the label and what the block holds, as in
+    /// `PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)`.
+    /// The instructions name blocks by their labels, so they refer to what the model sees.
+    ///
+    /// ```
+    /// use extract::BlockKind;
+    /// assert_eq!(BlockKind::Document.heading(), "DOCUMENT (the source document)");
+    /// ```
+    pub fn heading(self) -> String {
+        format!("{} ({})", self.label(), self.meaning())
+    }
+
     /// The label the block carries in the flattened text.
     pub fn label(self) -> &'static str {
         match self {

@@ -52,6 +52,9 @@ pub(crate) struct ApiError {
     pub error_code: Option<String>,
     /// The request id the body states, if any.
     pub request_id: Option<String>,
+    /// The request field the error is about (`tool_choice`), when the body
+    /// names one (the Chat Completions API's `param`).
+    pub param: Option<String>,
 }
 
 impl ApiError {
@@ -67,6 +70,7 @@ impl ApiError {
             },
             error_code: None,
             request_id: None,
+            param: None,
         }
     }
 }
