@@ -21,7 +21,9 @@ use tracing::warn;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::run::answer_only_by_calling;
+#[cfg(test)]
+use crate::run::answer_through_tool;
+use crate::run::system_answering_through_tool;
 use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
 /// How the request asks for the tool.
@@ -36,12 +38,6 @@ pub(crate) enum ToolChoice {
 
 fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
-}
-
-/// The system instruction added when the tool cannot be forced, unless the
-/// system already says it (the built-in instructions do).
-pub(crate) fn answer_through_tool(tool: &str) -> String {
-    format!("{}, exactly once, with the complete input. Do not answer in text.", answer_only_by_calling(tool))
 }
 
 /// How the request carries the document.
@@ -71,14 +67,7 @@ pub(crate) fn body(
             prompt.system.clone(),
         ),
         ToolChoice::AutoStrict => {
-            let instruction = answer_through_tool(tool_name);
-            let system = if prompt.system.trim().is_empty() {
-                instruction
-            } else if prompt.system.contains(&answer_only_by_calling(tool_name)) {
-                prompt.system.clone()
-            } else {
-                format!("{}\n\n{instruction}", prompt.system)
-            };
+            let system = system_answering_through_tool(&prompt.system, tool_name);
             (
                 strict_or_plain(&prompt.tool),
                 json!({ "type": "auto", "disable_parallel_tool_use": true }),

@@ -22,6 +22,9 @@ use tracing::warn;
 
 use super::builder::Mode;
 use super::client::ToolChoice;
+#[cfg(test)]
+use crate::run::answer_through_tool;
+use crate::run::system_answering_through_tool;
 use crate::schema::keywords;
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
@@ -37,14 +40,6 @@ pub(crate) struct Request<'a> {
     pub strict: bool,
     pub mode: Mode,
     pub choice: ToolChoice,
-}
-
-/// The system note added when the tool is not forced.
-pub(crate) fn answer_through_tool(tool: &str) -> String {
-    format!(
-        "Answer only by calling the tool `{tool}`, exactly once, with the complete input. \
-         Do not answer in text."
-    )
 }
 
 /// The system note of the response-format mode, where there is no tool to call.
@@ -83,7 +78,7 @@ pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Erro
                 ToolChoice::Forced => json!({ "type": "function", "function": { "name": tool.name } }),
                 ToolChoice::Required => json!("required"),
                 ToolChoice::Auto => {
-                    add_note(&mut system, &answer_through_tool(&tool.name));
+                    system = system_answering_through_tool(&system, &tool.name);
                     json!("auto")
                 }
             };

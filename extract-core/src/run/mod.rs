@@ -15,7 +15,9 @@ mod stats;
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
-pub(crate) use prompt::answer_only_by_calling;
+#[cfg(test)]
+pub(crate) use prompt::answer_through_tool;
+pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};
 pub use stats::{Dominant, Stats};

@@ -194,6 +194,27 @@ pub(crate) fn answer_only_by_calling(tool_name: &str) -> String {
     format!("Answer only by calling the tool `{tool_name}`")
 }
 
+/// The instruction a backend adds where it cannot force the tool.
+pub(crate) fn answer_through_tool(tool_name: &str) -> String {
+    format!(
+        "{}, exactly once, with the complete input. Do not answer in text.",
+        answer_only_by_calling(tool_name)
+    )
+}
+
+/// `system` with [`answer_through_tool`] appended, unless it already says
+/// to answer only through the tool (the built-in instructions do): what
+/// every backend sends where the tool is not forced.
+pub(crate) fn system_answering_through_tool(system: &str, tool_name: &str) -> String {
+    if system.contains(&answer_only_by_calling(tool_name)) {
+        system.to_string()
+    } else if system.trim().is_empty() {
+        answer_through_tool(tool_name)
+    } else {
+        format!("{system}\n\n{}", answer_through_tool(tool_name))
+    }
+}
+
 impl Prompt {
     /// The first attempt: the built-in system instructions, `document` and `tool`.
     pub fn new(tool: Tool, document: impl Into<Document>) -> Prompt {
