@@ -191,3 +191,63 @@ fn check_paths_pass_through_pointers_and_sets() {
 fn violations_of<T: Extractable + std::fmt::Debug>(output: &Value) -> Violations {
     extract::validate::<T>(output, "").expect_err("a check must fail")
 }
+
+/// A derived type named like a library type is still walked.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(end >= start)]
+struct Duration {
+    start: i64,
+    end: i64,
+}
+
+/// A derived type inside `Sourced` has its checks and tags run too.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(qty >= 0)]
+struct Quoted {
+    #[extract(recoverable = false)]
+    sku: String,
+    qty: i64,
+}
+
+/// A type alias of a tuple mixing a derived value with plain data.
+type PartAndCount = (Part, u32);
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Edges {
+    term: Duration,
+    terms: Vec<Duration>,
+    quoted: extract::Sourced<Quoted>,
+    aliased: PartAndCount,
+}
+
+fn edges(term_end: i64, quoted_qty: i64, aliased_qty: i64) -> Value {
+    json!({
+        "term": {"start": 5, "end": term_end},
+        "terms": [{"start": 1, "end": 2}, {"start": 5, "end": term_end}],
+        "quoted": {"value": {"sku": "A-1", "qty": quoted_qty}, "quote": "A-1"},
+        "aliased": [part(aliased_qty), 3],
+    })
+}
+
+#[test]
+fn names_like_library_types_sourced_values_and_aliases_are_walked() {
+    extract::validate::<Edges>(&edges(9, 1, 1), "A-1").unwrap();
+    let found = violations_of::<Edges>(&edges(1, -1, -1));
+    let paths: Vec<String> = found.iter().map(|v| v.path.to_string()).collect();
+    // The quote is not in the (empty) document either.
+    assert_eq!(
+        paths,
+        ["term.end", "terms[1].end", "quoted.quote", "quoted.value.qty", "aliased[0].qty"],
+        "{found}"
+    );
+}
+
+#[test]
+fn a_tagged_null_inside_a_sourced_value_escalates() {
+    let mut output = edges(9, 1, 1);
+    output["quoted"]["value"]["sku"] = Value::Null;
+    let found = violations_of::<Edges>(&output);
+    let v = found.iter().find(|v| v.path == "quoted.value.sku").unwrap_or_else(|| panic!("{found}"));
+    assert_eq!(v.code, "missing_field");
+    assert!(!v.recoverable, "the tag inside the Sourced value is honoured");
+}

@@ -17,8 +17,8 @@ pub enum Shape {
     Leaf,
     /// A type known by name only: derived or a leaf, as the type system decides.
     Named(Box<Type>),
-    /// `Sourced<T>`: a quote to check.
-    Sourced,
+    /// `Sourced<T>`: a quote to check, and the value's own shape.
+    Sourced(Box<Shape>),
     /// `Option`, `Box`, `Arc`, `Rc`, a reference: one value inside, no path step.
     Wrap(Box<Shape>),
     /// `Vec`, `VecDeque`, arrays, slices, sets: an index step per element.
@@ -29,37 +29,27 @@ pub enum Shape {
     Tuple(Vec<Shape>),
 }
 
-/// Types the derive knows hold no derived value, by their last path segment.
+/// Types that hold no derived value, by name: the primitives and `String`.
+/// Any other name is `Named`, and the type system decides whether it is
+/// derived, so a user's own struct called `Duration` or `Value` is walked.
 const LEAVES: &[&str] = &[
-    "String",
-    "str",
-    "bool",
-    "char",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "u128",
-    "usize",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "i128",
-    "isize",
-    "f32",
-    "f64",
+    "String", "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f32", "f64",
+];
+
+/// Library types that, as the arguments of a generic type the walk cannot
+/// see inside (`IndexMap<String, NaiveDate>`), are taken for plain data
+/// rather than an error. A heuristic by name, used for nothing else.
+const LIBRARY_DATA: &[&str] = &[
     "NaiveDate",
     "NaiveDateTime",
     "NaiveTime",
     "DateTime",
-    "Date",
     "Utc",
     "FixedOffset",
     "Local",
     "Decimal",
     "Value",
-    "Number",
     "Uuid",
     "Url",
     "PathBuf",
@@ -67,12 +57,6 @@ const LEAVES: &[&str] = &[
     "IpAddr",
     "Ipv4Addr",
     "Ipv6Addr",
-    "NonZeroU8",
-    "NonZeroU16",
-    "NonZeroU32",
-    "NonZeroU64",
-    "NonZeroUsize",
-    "PhantomData",
 ];
 const WRAPPERS: &[&str] = &["Option", "Box", "Arc", "Rc"];
 const SEQUENCES: &[&str] = &["Vec", "VecDeque", "LinkedList", "BTreeSet", "HashSet", "BinaryHeap"];
@@ -114,20 +98,27 @@ impl Shape {
                 if LEAVES.contains(&name.as_str()) {
                     Ok(Shape::Leaf)
                 } else if name == "Sourced" {
-                    Ok(Shape::Sourced)
+                    // The value is walked too: a derived type inside a
+                    // `Sourced` has its checks run like any other.
+                    match types.as_slice() {
+                        [inner] => Ok(Shape::Sourced(Box::new(Shape::of(inner)?))),
+                        _ => Err(ty),
+                    }
                 } else if WRAPPERS.contains(&name.as_str()) {
                     only(Shape::Wrap)
                 } else if SEQUENCES.contains(&name.as_str()) && !types.is_empty() {
                     Ok(Shape::Seq(Box::new(Shape::of(types[0])?)).simplified())
                 } else if MAPS.contains(&name.as_str()) && types.len() >= 2 {
                     Ok(Shape::Map(Box::new(Shape::of(types[1])?)).simplified())
+                } else if name == "PhantomData" {
+                    Ok(Shape::Leaf)
                 } else if types.is_empty() {
                     Ok(Shape::Named(Box::new(ty.clone())))
                 } else {
                     // An unknown generic type: fine only when nothing inside
                     // it can be a derived value.
                     for inner in types {
-                        if !Shape::of(inner)?.is_leaf() {
+                        if !Shape::of(inner)?.is_plain_data() {
                             return Err(ty);
                         }
                     }
@@ -148,6 +139,24 @@ impl Shape {
         matches!(self, Shape::Leaf)
     }
 
+    /// A leaf, or a library type known by name, or containers of those.
+    fn is_plain_data(&self) -> bool {
+        match self {
+            Shape::Leaf => true,
+            Shape::Named(ty) => match &**ty {
+                Type::Path(path) => path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| LIBRARY_DATA.contains(&s.ident.to_string().as_str())),
+                _ => false,
+            },
+            Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.is_plain_data(),
+            Shape::Tuple(elements) => elements.iter().all(Shape::is_plain_data),
+            Shape::Sourced(_) => false,
+        }
+    }
+
     /// A container of leaves is a leaf.
     fn simplified(self) -> Shape {
         match &self {
@@ -162,7 +171,10 @@ impl Shape {
         let p = private();
         match self {
             Shape::Leaf => quote!(#p::Shape::Leaf),
-            Shape::Sourced => quote!(#p::Shape::Sourced),
+            Shape::Sourced(inner) => {
+                let inner = inner.describe();
+                quote!(#p::Shape::Sourced(&#inner))
+            }
             Shape::Named(ty) => quote!(#p::Shape::Named({
                 fn __nested() -> #p::Option<&'static #p::TypeInfo> {
                     use #p::{NestedNone as _, NestedSome as _};
@@ -197,7 +209,17 @@ impl Shape {
         Some(match self {
             Shape::Leaf => return None,
             Shape::Named(_) => quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);),
-            Shape::Sourced => quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable);),
+            Shape::Sourced(inner) => {
+                let quote_check = quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable););
+                match inner.walk(quote!(&__s.value), recoverable) {
+                    None => quote_check,
+                    Some(inner) => quote!({
+                        let __s = #value;
+                        #quote_check
+                        __audit.at_key("value", |__audit| { #inner });
+                    }),
+                }
+            }
             Shape::Wrap(inner) => {
                 let inner = walk_inner(inner)?;
                 quote!(__audit.wrapped(#value, |__v, __audit| { #inner });)

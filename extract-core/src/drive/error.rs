@@ -34,7 +34,7 @@ pub enum Error {
     /// A failure after attempts that failed validation: the failure, those
     /// attempts (oldest first), and the tokens they spent, so spent tokens
     /// are always reported. [`Error::root`] is the failure itself.
-    #[error("{error} (after {} failed attempts that spent {} tokens)", attempts.len(), usage.total())]
+    #[error("{error} (after {} that spent {} tokens)", crate::vocabulary::text::count(attempts.len(), "failed attempt"), usage.total())]
     Interrupted {
         /// What stopped the run.
         error: Box<Error>,

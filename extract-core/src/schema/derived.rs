@@ -98,7 +98,12 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
         let pairs: Vec<_> = if nested.len() == refs.len() {
             nested.into_iter().zip(refs).collect()
         } else {
-            nested.into_iter().zip(refs).take(1).collect()
+            // Refs of plain data (an enum, a `Sourced`) are in the list too:
+            // pair each derived type with the definition named after it.
+            nested
+                .into_iter()
+                .filter_map(|info| Some((info, refs.iter().find(|r| *r == info.rust_name)?.clone())))
+                .collect()
         };
         for (nested, name) in pairs {
             if seen.contains(&name) {

@@ -49,8 +49,8 @@ pub enum Shape {
     /// A type known by name only: a derived type (the function gives its
     /// description) or a leaf (the function gives `None`).
     Named(fn() -> Option<&'static TypeInfo>),
-    /// `Sourced<T>`: a value and its quote.
-    Sourced,
+    /// `Sourced<T>`: a value and its quote; the shape is the value's, under `value`.
+    Sourced(&'static Shape),
     /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
     Wrap(&'static Shape),
     /// `Vec`, `VecDeque`, arrays, slices, sets: an `[index]` step per element.
@@ -68,6 +68,7 @@ impl Shape {
         match (self, path) {
             (Shape::Named(info), _) => (info(), path),
             (Shape::Wrap(inner), _) => inner.descend(path),
+            (Shape::Sourced(inner), [Segment::Key(key), rest @ ..]) if key == "value" => inner.descend(rest),
             (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
             (Shape::Map(inner), [Segment::Key(_), rest @ ..]) => inner.descend(rest),
             (Shape::Tuple(elements), [Segment::Index(i), rest @ ..]) => match elements.get(*i) {
@@ -86,7 +87,8 @@ impl Shape {
 
     fn nested_in(&'static self, many: bool, visit: &mut dyn FnMut(&'static TypeInfo, bool)) {
         match self {
-            Shape::Leaf | Shape::Sourced => {}
+            Shape::Leaf => {}
+            Shape::Sourced(inner) => inner.nested_in(many, visit),
             Shape::Named(info) => {
                 if let Some(info) = info() {
                     visit(info, many);
@@ -112,7 +114,7 @@ impl Shape {
     fn holds_sourced(&'static self, seen: &mut Vec<&'static TypeInfo>) -> bool {
         match self {
             Shape::Leaf => false,
-            Shape::Sourced => true,
+            Shape::Sourced(_) => true,
             Shape::Named(info) => info().is_some_and(|info| info.holds_sourced_in(seen)),
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
             Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
@@ -159,6 +161,13 @@ impl TypeInfo {
             let Some(field) = ty.and_then(|t| t.field(key)) else { break };
             deepest = Some(field);
             (ty, rest) = field.shape.descend(tail);
+            // A field's fields are keys, never indices: indices left over are
+            // the steps of a container the shape could not see (a type alias).
+            if ty.is_some() {
+                while let [Segment::Index(_), tail @ ..] = rest {
+                    rest = tail;
+                }
+            }
         }
         (deepest, rest)
     }

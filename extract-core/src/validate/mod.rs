@@ -67,7 +67,9 @@ pub(crate) fn validate_document<T: Extractable>(
     document: &Document,
 ) -> Result<Accepted<T>, Violations> {
     let (value, sources) = validate_text::<T>(output, document.searchable_text())?;
-    Ok((value, TypeCache::of::<T>().has_sources.then_some(sources)))
+    // A type alias can hide a `Sourced` from the type's description: what the walk met counts too.
+    let known = TypeCache::of::<T>().has_sources || !sources.is_empty();
+    Ok((value, known.then_some(sources)))
 }
 
 fn validate_text<T: Extractable>(output: &Value, text: Option<&str>) -> Result<(T, Vec<Source>), Violations> {

@@ -200,7 +200,9 @@ impl fmt::Display for Violation {
             match c {
                 '\n' => f.write_str("\\n")?,
                 '\r' => f.write_str("\\r")?,
-                c if c.is_control() && c != '\t' => write!(f, "{}", c.escape_default())?,
+                c if (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}') => {
+                    write!(f, "{}", c.escape_default())?
+                }
                 c => fmt::Write::write_char(f, c)?,
             }
         }
@@ -305,10 +307,15 @@ impl fmt::Display for Violations {
 
 impl std::error::Error for Violations {}
 
+/// How many lines of violations a correction lists at most, whatever the
+/// fingerprints (the last line then counts the rest).
+const FEEDBACK_LINES: usize = 40;
+
 impl Violations {
     /// The feedback a correction prompt carries: like `Display`, but at most
     /// `per_fingerprint` violations of one fingerprint are listed, then one
-    /// line says how many more share it. So 20,000 bad line items make a
+    /// line says how many more share it (and past 40 lines one last line counts
+    /// the rest). So 20,000 bad line items make a
     /// few lines of feedback, not 20,000; the error chain keeps them all.
     ///
     /// ```
@@ -342,12 +349,22 @@ impl Violations {
                 listed.push(violation);
             }
         }
+        // Fingerprints tell map keys and unknown field names apart, so 20,000
+        // distinct keys are 20,000 groups: the whole list is capped too.
         let mut lines = Vec::new();
+        let mut unlisted = 0;
         for (listed, total, path) in groups {
+            if lines.len() >= FEEDBACK_LINES {
+                unlisted += total;
+                continue;
+            }
             lines.extend(listed.iter().map(|v| format!("- {v}")));
             if total > listed.len() {
                 lines.push(format!("- ... and {} more like this at {path}", total - listed.len()));
             }
+        }
+        if unlisted > 0 {
+            lines.push(format!("- ... and {unlisted} more violations of other kinds"));
         }
         lines.join("\n")
     }

@@ -126,8 +126,9 @@ pub(crate) fn mask_credentials(url: &str) -> String {
             // `Url` adds a `/` to a bare host; keep the caller's spelling.
             if url.ends_with('/') { shown } else { shown.trim_end_matches('/').to_string() }
         }
-        Ok(_) => url.to_string(),
-        Err(_) => match url.rsplit_once('@') {
+        // `user:pass@host` without a scheme parses as scheme `user`: no host to hold credentials.
+        Ok(parsed) if parsed.has_host() || !url.contains('@') => url.to_string(),
+        _ => match url.rsplit_once('@') {
             Some((_, host)) => format!("***@{host}"),
             None => url.to_string(),
         },
@@ -342,6 +343,7 @@ mod tests {
         assert_eq!(mask_credentials("http://user:secret@host/proxy/"), "http://***@host/proxy/");
         assert_eq!(mask_credentials("http://host:9/v1"), "http://host:9/v1");
         assert_eq!(mask_credentials("not a url user:secret@host"), "***@host");
+        assert_eq!(mask_credentials("admin:s3cr3t@llm-proxy:4000"), "***@llm-proxy:4000");
     }
 
     #[test]

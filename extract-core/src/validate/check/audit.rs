@@ -328,6 +328,8 @@ macro_rules! audit_sequence {
 }
 
 audit_sequence! {
+    [T: Audited] std::collections::LinkedList<T>;
+    [T: Audited] std::collections::BinaryHeap<T>;
     [T: Audited] Vec<T>;
     [T: Audited] std::collections::VecDeque<T>;
     [T: Audited, const N: usize] [T; N];
@@ -364,6 +366,44 @@ pub trait LazyWalk {}
 pub enum Lazy {}
 
 impl LazyWalk for Lazy {}
+
+// Plain data has nothing to walk. These impls let a type alias of a
+// container that mixes derived values with plain data (`type Pair = (Part,
+// u32)`) be walked through the impls above.
+macro_rules! audit_nothing {
+    ($($ty:ty),*) => {$(
+        impl Audited for $ty {
+            fn audit<L: LazyWalk>(&self, _: &mut Audit<'_>, _: bool) {}
+            fn type_info() -> Option<&'static TypeInfo> {
+                None
+            }
+        }
+    )*};
+}
+
+audit_nothing!(
+    String, str, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);
+
+macro_rules! audit_tuple {
+    ($(($($name:ident $index:tt),+);)*) => {$(
+        impl<$($name: Audited),+> Audited for ($($name,)+) {
+            fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+                $(audit.at_index($index, |audit| self.$index.audit::<L>(audit, recoverable));)+
+            }
+            fn type_info() -> Option<&'static TypeInfo> {
+                None$(.or_else($name::type_info))+
+            }
+        }
+    )*};
+}
+
+audit_tuple! {
+    (A 0);
+    (A 0, B 1);
+    (A 0, B 1, C 2);
+    (A 0, B 1, C 2, D 3);
+}
 
 /// A container of one value at most, with no path step: `Option`, `Box`, `Arc`, `Rc`, `&`.
 pub trait Wrapper {
@@ -520,14 +560,23 @@ impl<T: 'static> Audited for Sourced<T> {
     }
 }
 
-/// The text to find in the quote, for text values (`String`, `Option<String>`,
-/// `Box<str>`); `None` for any other value, whose quote alone is checked.
+/// The text to find in the quote, for text values (`String`, `Box<str>`,
+/// `Arc<str>`, `Rc<str>`, `Cow<str>`, and `Option`s of them); `None` for any
+/// other value, whose quote alone is checked.
 fn quoted_text(value: &dyn std::any::Any) -> Option<&str> {
-    if let Some(text) = value.downcast_ref::<String>() {
-        Some(text)
-    } else if let Some(text) = value.downcast_ref::<Option<String>>() {
-        text.as_deref()
-    } else {
-        value.downcast_ref::<Box<str>>().map(|text| &**text)
+    use std::borrow::Cow;
+    use std::rc::Rc;
+    use std::sync::Arc;
+    macro_rules! text_of {
+        ($($ty:ty),*) => {
+            $(if let Some(text) = value.downcast_ref::<$ty>() {
+                return Some(text);
+            }
+            if let Some(text) = value.downcast_ref::<Option<$ty>>() {
+                return text.as_deref();
+            })*
+        };
     }
+    text_of!(String, Box<str>, Arc<str>, Rc<str>, Cow<'static, str>);
+    None
 }
