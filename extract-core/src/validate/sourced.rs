@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 
 /// A value together with the span of the document the model read it from.
 ///
-/// Meant for leaf values: text, numbers, dates, enums. The `#[check]`s of a
-/// derived struct inside a `Sourced` are not run; give such a struct's fields
-/// their own `Sourced` values instead.
+/// Meant for leaf values: text, numbers, dates, enums. A derived struct
+/// inside a `Sourced` is walked like any other value (its checks run, its
+/// tags hold, under `value`), but its quote covers the whole struct; giving
+/// its fields their own `Sourced` values locates each one.
 ///
 /// The semantic layer checks that `quote` occurs in the document (whitespace
 /// normalised: every run of whitespace counts as one space) and, for text
