@@ -15,8 +15,9 @@ mod stats;
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 pub(crate) use prompt::answer_through_tool;
+#[cfg(feature = "http")]
 pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};

@@ -195,6 +195,7 @@ pub(crate) fn answer_only_by_calling(tool_name: &str) -> String {
 }
 
 /// The instruction a backend adds where it cannot force the tool.
+#[cfg(feature = "http")]
 pub(crate) fn answer_through_tool(tool_name: &str) -> String {
     format!(
         "{}, exactly once, with the complete input. Do not answer in text.",
@@ -205,6 +206,7 @@ pub(crate) fn answer_through_tool(tool_name: &str) -> String {
 /// `system` with [`answer_through_tool`] appended, unless it already says
 /// to answer only through the tool (the built-in instructions do): what
 /// every backend sends where the tool is not forced.
+#[cfg(feature = "http")]
 pub(crate) fn system_answering_through_tool(system: &str, tool_name: &str) -> String {
     if system.contains(&answer_only_by_calling(tool_name)) {
         system.to_string()
