@@ -219,7 +219,14 @@ async fn packets_serialize_exactly_as_the_design_shows() {
     let outcome =
         Extractor::new(Scripted::new([b_without_po()])).extract::<Invoice>(DOCUMENT_B).await.unwrap();
     let packet = serde_json::to_string(&outcome).unwrap();
-    let keys = ["\"status\":", "\"reason\":", "\"error_chain\":", "\"last_output\":", "\"fix_hint\":"];
+    let keys = [
+        "\"status\":",
+        "\"reason\":",
+        "\"error_chain\":",
+        "\"last_output\":",
+        "\"fix_hint\":",
+        "\"partial\":",
+    ];
     let positions: Vec<usize> = keys.iter().map(|k| packet.find(k).expect(k)).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "key order: {packet}");
     assert!(
@@ -229,7 +236,13 @@ async fn packets_serialize_exactly_as_the_design_shows() {
 
     let value: Value = serde_json::from_str(&packet).unwrap();
     let object = value.as_object().unwrap();
-    assert_eq!(object.len(), 5, "{packet}");
+    assert_eq!(object.len(), 6, "{packet}");
+    // The partial result: the purchase order failed, everything the output gave is held.
+    assert_eq!(
+        value["partial"]["failed"]["purchase_order"][0],
+        value["error_chain"][0]["violations"][0]["message"]
+    );
+    assert_eq!(value["partial"]["held"]["vendor"], b_without_po()["vendor"]);
     assert_eq!(value["last_output"], b_without_po());
     assert!(value["fix_hint"].as_str().unwrap().contains("purchase_order"));
     let violation = &value["error_chain"][0]["violations"][0];

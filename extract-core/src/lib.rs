@@ -28,7 +28,8 @@ pub use drive::testing;
 pub use drive::{Error, Extractor, Model, ModelFuture};
 pub use run::{
     Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,
-    Outcome, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, system_instructions,
+    Outcome, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, review,
+    system_instructions,
 };
 pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};

@@ -8,5 +8,6 @@ fn main() {
         attempt_usage: Vec::new(),
         corrections: Vec::new(),
         sources: None,
+        reviewed: true,
     };
 }

@@ -10,6 +10,7 @@ mod outcome;
 mod policy;
 mod prompt;
 mod retries;
+mod review;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
@@ -21,4 +22,5 @@ pub(crate) use prompt::answer_through_tool;
 pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use retries::{Retries, RetriesError};
+pub use review::{Partial, review};
 pub use stats::{Dominant, Stats};

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
+use super::review::Partial;
 use crate::{Source, Usage, Violations};
 
 /// The end of one extraction: a value that passed every layer, or an
@@ -46,6 +47,9 @@ use crate::{Source, Usage, Violations};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
+// The escalation is held by value, as the public contract says (`Outcome::Escalated(e)`
+// gives an `Escalation`); an outcome is made once per extraction, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome<T> {
     /// Every layer passed.
     Valid(Validated<T>),
@@ -129,6 +133,8 @@ pub struct Validated<T> {
     corrections: Vec<FailedAttempt>,
     /// `None` when the validator knows of no `Sourced` values.
     sources: Option<Vec<Source>>,
+    /// Whether a human's fix made it valid ([`review`](crate::review)).
+    reviewed: bool,
 }
 
 impl<T> Validated<T> {
@@ -140,7 +146,19 @@ impl<T> Validated<T> {
         sources: Option<Vec<Source>>,
     ) -> Validated<T> {
         let attempts = u32::try_from(attempt_usage.len()).unwrap_or(u32::MAX).max(1);
-        Validated { value, attempts, attempt_usage, corrections, sources }
+        Validated { value, attempts, attempt_usage, corrections, sources, reviewed: false }
+    }
+
+    /// The same value, made valid by a reviewer's fix.
+    pub(crate) fn reviewed_by_a_human(mut self) -> Validated<T> {
+        self.reviewed = true;
+        self
+    }
+
+    /// Whether a human's fix made it valid, through [`review`](crate::review)
+    /// (held to the same three layers as a model's answer).
+    pub fn reviewed(&self) -> bool {
+        self.reviewed
     }
 
     /// One [`Source`] per `Sourced` value of the output, in the order the
@@ -193,6 +211,9 @@ impl<T: Serialize> Serialize for Validated<T> {
         packet.serialize_field("attempts", &self.attempts)?;
         if let Some(sources) = &self.sources {
             packet.serialize_field("sources", sources)?;
+        }
+        if self.reviewed {
+            packet.serialize_field("reviewed", &true)?;
         }
         packet.end()
     }
@@ -274,6 +295,8 @@ pub struct Escalation {
     pub fix_hint: Option<String>,
     /// Tokens spent over every attempt.
     pub usage: Usage,
+    /// What of the last output a reviewer can trust, field by field.
+    pub partial: Partial,
 }
 
 impl Escalation {
@@ -285,7 +308,15 @@ impl Escalation {
         fix_hint: Option<String>,
         usage: Usage,
     ) -> Escalation {
-        Escalation { reason, error_chain, last_output, fix_hint, usage }
+        let partial = Partial::of(last_output.as_ref(), error_chain.last().map(|a| &a.violations), &[]);
+        Escalation { reason, error_chain, last_output, fix_hint, usage, partial }
+    }
+
+    /// The same escalation with the partial result judged over the type's
+    /// fields (JSON names, in order), so a field the output left out is listed too.
+    pub(crate) fn over_fields(mut self, fields: &[&str]) -> Escalation {
+        self.partial = Partial::of(self.last_output.as_ref(), self.last_violations(), fields);
+        self
     }
 
     /// The number of model calls the run made.
@@ -301,12 +332,13 @@ impl Escalation {
 
 impl Serialize for Escalation {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut packet = s.serialize_struct("Escalation", 5)?;
+        let mut packet = s.serialize_struct("Escalation", 6)?;
         packet.serialize_field("status", "escalated")?;
         packet.serialize_field("reason", &self.reason)?;
         packet.serialize_field("error_chain", &self.error_chain)?;
         packet.serialize_field("last_output", &self.last_output)?;
         packet.serialize_field("fix_hint", &self.fix_hint)?;
+        packet.serialize_field("partial", &self.partial)?;
         packet.end()
     }
 }

@@ -80,6 +80,9 @@ pub struct Run<T> {
     attempt_usage: Vec<Usage>,
     chain: Vec<FailedAttempt>,
     finished: bool,
+    /// The type's fields (JSON names), for an escalation's partial result;
+    /// empty for a caller's own validator.
+    fields: Vec<&'static str>,
 }
 
 impl<T> Run<T> {
@@ -108,6 +111,7 @@ impl<T> Run<T> {
             attempt_usage: Vec::new(),
             chain: Vec::new(),
             finished: false,
+            fields: Vec::new(),
         }
     }
 
@@ -240,13 +244,8 @@ impl<T> Run<T> {
             reason = reason.as_str(),
             "extraction escalated"
         );
-        Next::Done(Outcome::Escalated(Escalation::new(
-            reason,
-            chain,
-            syntax::reply_output(reply),
-            fix_hint,
-            usage,
-        )))
+        let escalation = Escalation::new(reason, chain, syntax::reply_output(reply), fix_hint, usage);
+        Next::Done(Outcome::Escalated(escalation.over_fields(&self.fields)))
     }
 
     fn trace_attempt(&self, reply: &Reply, violations: Option<&Violations>) {
@@ -288,7 +287,9 @@ impl<T: Extractable + 'static> Run<T> {
     pub fn for_type(document: impl Into<Document>, retries: Retries) -> Run<T> {
         let validator =
             |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
-        Run::judged_by(T::tool(), document.into(), retries, Box::new(validator))
+        let mut run = Run::judged_by(T::tool(), document.into(), retries, Box::new(validator));
+        run.fields = T::__describe().fields.iter().map(|f| f.json_name).collect();
+        run
     }
 }
 
