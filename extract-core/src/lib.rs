@@ -25,7 +25,7 @@ pub mod anthropic;
 pub mod openai;
 
 pub use drive::testing;
-pub use drive::{Error, Extractor, Model, ModelFuture};
+pub use drive::{Bulk, BulkReport, Error, Extractor, Model, ModelFuture, Progress};
 pub use run::{
     Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,
     Outcome, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, review,

@@ -3,7 +3,9 @@
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::{Document, Error, Extractable, Model, Next, Outcome, Retries, Run, Tool, Violations};
+use crate::{
+    Document, Error, Extractable, Model, Next, Outcome, Prompt, Reply, Retries, Run, Tool, Violations,
+};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport and configuration failures; every
@@ -179,7 +181,12 @@ impl<M: Model> Extractor<M> {
         block_on(self.extract_with(tool, document, validator))?
     }
 
-    fn configure<T>(&self, mut run: Run<T>) -> Run<T> {
+    /// The retry budget each extraction gets.
+    pub(crate) fn retry_budget(&self) -> Retries {
+        self.retries
+    }
+
+    pub(crate) fn configure<T>(&self, mut run: Run<T>) -> Run<T> {
         if let Some(instructions) = &self.instructions {
             run = run.instructions(instructions);
         }
@@ -189,7 +196,20 @@ impl<M: Model> Extractor<M> {
         run.trace_content(self.trace_content)
     }
 
-    async fn drive<T>(&self, mut run: Run<T>) -> Result<Outcome<T>, Error> {
+    async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        self.drive_recorded(run, Vec::new(), &mut |_, _| Ok(())).await
+    }
+
+    /// Drives `run`: first through `recorded` (the replies an earlier run
+    /// got, replayed through the policy, which is deterministic), then
+    /// against the model, handing every new reply to `record` before the
+    /// policy judges it (the journal of a bulk run).
+    pub(crate) async fn drive_recorded<T>(
+        &self,
+        mut run: Run<T>,
+        recorded: Vec<Reply>,
+        record: &mut (dyn FnMut(&Prompt, &Reply) -> Result<(), Error> + Send),
+    ) -> Result<Outcome<T>, Error> {
         let prompt = run.prompt();
         if let Some(problem) = prompt.document.problem() {
             return Err(Error::config(problem));
@@ -207,11 +227,18 @@ impl<M: Model> Extractor<M> {
         }
         async move {
             let mut prompt = run.prompt().clone();
+            let mut recorded = recorded.into_iter();
             loop {
-                let reply = match self.model.call(&prompt).await {
-                    Ok(reply) => reply,
-                    // The attempts made so far spent tokens: the error says how many.
-                    Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
+                let reply = match recorded.next() {
+                    Some(reply) => reply,
+                    None => match self.model.call(&prompt).await {
+                        Ok(reply) => {
+                            record(&prompt, &reply)?;
+                            reply
+                        }
+                        // The attempts made so far spent tokens: the error says how many.
+                        Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
+                    },
                 };
                 match run.on_reply(reply) {
                     Next::Call(next) => prompt = next,

@@ -1,14 +1,18 @@
 //! What drives a [`Run`](crate::Run) against a model: the [`Model`] trait a
-//! backend implements, the async and blocking [`Extractor`], the scripted
-//! model of [`testing`], and the transport and configuration [`Error`].
+//! backend implements, the async and blocking [`Extractor`], [`Bulk`] for
+//! many documents with its durable journal, the scripted model of
+//! [`testing`], and the transport and configuration [`Error`].
 
+mod bulk;
 mod error;
 mod extractor;
 #[cfg(feature = "http")]
 pub(crate) mod http;
+mod journal;
 mod model;
 pub mod testing;
 
+pub use bulk::{Bulk, BulkReport, Progress};
 pub use error::Error;
 pub use extractor::Extractor;
 pub use model::{Model, ModelFuture};

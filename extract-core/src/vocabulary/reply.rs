@@ -1,9 +1,11 @@
 //! What a model answered: [`Reply`], the same for every backend.
 
+use serde::{Deserialize, Serialize};
+
 use crate::Usage;
 
 /// What a model answered, with the tokens it spent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reply {
     /// The answer.
     pub content: ReplyContent,
@@ -12,7 +14,8 @@ pub struct Reply {
 }
 
 /// The kinds of answer real models give.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReplyContent {
     /// A call of a tool with parsed input. `name: None` means "the tool that was asked for".
     ToolCall {
@@ -48,7 +51,8 @@ pub enum ReplyContent {
 }
 
 /// Which limit cut an output off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Truncation {
     /// The `max_tokens` of the request.
     MaxTokens,

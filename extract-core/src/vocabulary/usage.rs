@@ -5,7 +5,7 @@ use std::ops::{Add, AddAssign};
 use serde::Serialize;
 
 /// Tokens one call (or a sum of calls) spent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Uncached input tokens.
     pub input_tokens: u64,

@@ -1,0 +1,225 @@
+//! [`Bulk`]: many documents through one [`Extractor`], a bounded number at a
+//! time, each outcome journalled as it finishes, and a [`BulkReport`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Semaphore;
+
+use super::journal::{Journal, Recorded};
+use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
+
+/// Many documents through one extractor, `concurrency` at a time, with an
+/// optional journal that makes the run resumable: run it again with the same
+/// journal and the documents it finished are not sent again (their outcomes
+/// are rebuilt from the recorded replies), and an unfinished one goes on
+/// from its last recorded reply.
+///
+/// ```
+/// use extract::{Bulk, Document, Extractable, Extractor, testing::Scripted};
+/// use serde_json::json;
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Extractable)]
+/// struct Total { total: f64 }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let model = Scripted::new([json!({"total": 1.0}), json!({"total": 2.0})]);
+/// let report = Bulk::new(Extractor::new(model))
+///     .concurrency(1)
+///     .run::<Total>([Document::text("Total 1").with_id("a"), Document::text("Total 2").with_id("b")])
+///     .await?;
+/// assert_eq!(report.outcomes.len(), 2);
+/// assert_eq!(report.stats.valid(), 2);
+/// # Ok::<(), extract::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct Bulk<M> {
+    extractor: Arc<Extractor<M>>,
+    concurrency: usize,
+    journal: Option<PathBuf>,
+    progress: Option<ProgressCallback>,
+}
+
+/// What [`Bulk::on_progress`] keeps.
+type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// Where a bulk run is, after each document.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Documents finished (valid, escalated or failed), this run and earlier ones.
+    pub done: usize,
+    /// Documents in the run.
+    pub total: usize,
+    /// Of `done`, valid.
+    pub valid: usize,
+    /// Of `done`, escalated.
+    pub escalated: usize,
+    /// Of `done`, failed (transport or configuration).
+    pub failed: usize,
+}
+
+/// What a bulk run ended with.
+#[derive(Debug)]
+pub struct BulkReport<T> {
+    /// Every document's outcome, by document id (those an earlier run with the
+    /// same journal finished included).
+    pub outcomes: BTreeMap<String, Outcome<T>>,
+    /// The documents that could not be run: transport or configuration failures.
+    pub failed: BTreeMap<String, Error>,
+    /// Statistics over every outcome.
+    pub stats: Stats,
+}
+
+impl<M: Model + 'static> Bulk<M> {
+    /// A bulk run with `extractor`'s model and settings, 8 documents at a time, without a journal.
+    pub fn new(extractor: Extractor<M>) -> Bulk<M> {
+        Bulk { extractor: Arc::new(extractor), concurrency: 8, journal: None, progress: None }
+    }
+
+    /// How many documents are in flight at once (at least 1).
+    pub fn concurrency(mut self, documents: usize) -> Bulk<M> {
+        self.concurrency = documents.max(1);
+        self
+    }
+
+    /// The journal that makes the run durable and resumable: the same path
+    /// again resumes. Opened when the run starts; `Err` only for a path that
+    /// can never be a journal (empty).
+    pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Bulk<M>, Error> {
+        let path = path.into();
+        if path.as_os_str().is_empty() {
+            return Err(Error::config("the journal path is empty"));
+        }
+        self.journal = Some(path);
+        Ok(self)
+    }
+
+    /// Calls `report` after every finished document (to draw a progress bar).
+    pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Bulk<M> {
+        self.progress = Some(Arc::new(report));
+        self
+    }
+
+    /// Runs every document. `Err` only for the journal's I/O and for
+    /// configuration (two documents with one id); a document's own failure
+    /// is in [`BulkReport::failed`].
+    pub async fn run<T>(&self, documents: impl IntoIterator<Item = Document>) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let documents: Vec<Document> = documents.into_iter().collect();
+        let mut seen = BTreeSet::new();
+        for document in &documents {
+            if !seen.insert(document.id().into_owned()) {
+                return Err(Error::config(format!(
+                    "two documents have the id {}: give each its own with Document::with_id",
+                    crate::quote_prefix(&document.id())
+                )));
+            }
+        }
+        let (journal, mut recorded) = match &self.journal {
+            Some(path) => {
+                let (journal, recorded) = Journal::open(path, &T::tool())?;
+                (Some(Arc::new(Mutex::new(journal))), recorded)
+            }
+            None => (None, Recorded::default()),
+        };
+        let total = documents.len();
+        let tally = Arc::new(Mutex::new(Progress { total, ..Progress::default() }));
+        let gate = Arc::new(Semaphore::new(self.concurrency));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, document) in documents.into_iter().enumerate() {
+            let id = document.id().into_owned();
+            let replies = recorded.replies.remove(&id).unwrap_or_default();
+            let extractor = self.extractor.clone();
+            let journal = journal.clone();
+            let gate = gate.clone();
+            let tally = tally.clone();
+            let progress = self.progress.clone();
+            tasks.spawn(async move {
+                let _slot = gate.acquire_owned().await.expect("the semaphore is never closed");
+                let result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
+                let snapshot = {
+                    let mut tally = tally.lock().expect("no task panics holding the tally");
+                    tally.done += 1;
+                    match &result {
+                        Ok(Ok(Outcome::Valid(_))) => tally.valid += 1,
+                        Ok(Ok(Outcome::Escalated(_))) => tally.escalated += 1,
+                        Ok(Err(_)) => tally.failed += 1,
+                        Err(_) => {}
+                    }
+                    *tally
+                };
+                tracing::info!(
+                    target: "extract",
+                    done = snapshot.done,
+                    total = snapshot.total,
+                    valid = snapshot.valid,
+                    escalated = snapshot.escalated,
+                    failed = snapshot.failed,
+                    document = %id,
+                    "bulk progress"
+                );
+                if let Some(progress) = progress {
+                    progress(&snapshot);
+                }
+                (index, id, result)
+            });
+        }
+        let mut finished = Vec::with_capacity(total);
+        while let Some(joined) = tasks.join_next().await {
+            let (index, id, result) =
+                joined.map_err(|e| Error::config(format!("a bulk task failed: {e}")))?;
+            finished.push((index, id, result?));
+        }
+        // Statistics in the documents' order, so a run and its resumption agree.
+        finished.sort_by_key(|(index, _, _)| *index);
+        let mut report =
+            BulkReport { outcomes: BTreeMap::new(), failed: BTreeMap::new(), stats: Stats::new() };
+        for (_, id, result) in finished {
+            match result {
+                Ok(outcome) => {
+                    report.stats.record(&outcome);
+                    report.outcomes.insert(id, outcome);
+                }
+                Err(error) => {
+                    report.failed.insert(id, error);
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// One document: its recorded replies replayed, then the model, every new
+/// reply journalled before it is judged. The outer `Err` is the journal's.
+async fn one<M: Model, T: Extractable + Send + 'static>(
+    extractor: &Extractor<M>,
+    id: &str,
+    document: Document,
+    recorded: Vec<crate::Reply>,
+    journal: Option<&Mutex<Journal>>,
+) -> Result<Result<Outcome<T>, Error>, Error> {
+    let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
+    let mut record = |prompt: &crate::Prompt, reply: &crate::Reply| -> Result<(), Error> {
+        match journal {
+            Some(journal) => journal.lock().expect("no task panics holding the journal").reply(
+                id,
+                prompt.attempt,
+                &prompt.to_string(),
+                reply,
+            ),
+            None => Ok(()),
+        }
+    };
+    let result = extractor.drive_recorded(run, recorded, &mut record).await;
+    if let Some(journal) = journal {
+        let mut journal = journal.lock().expect("no task panics holding the journal");
+        match &result {
+            Ok(_) => journal.done(id)?,
+            Err(error) => journal.failed(id, error)?,
+        }
+    }
+    Ok(result)
+}

@@ -1,0 +1,168 @@
+//! The journal: a run's durable memory, one JSON record per line, appended
+//! as things happen, so killing the process at any instant loses nothing
+//! but the calls in flight.
+//!
+//! Records, after a header naming the tool (and a digest of its schema):
+//! every reply a document got (with the attempt and a digest of the prompt
+//! it answered), every transport failure, and every finished document.
+//! Resuming replays a document's replies through a fresh `Run` (the policy
+//! is deterministic), so an outcome is always built again by the
+//! validators, never read from disk. Each record is one `write` of a whole
+//! line to the file: a killed process leaves at most one partial line at the
+//! end, which opening truncates; any other line that is not a record is an
+//! error naming the file and the line.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Reply, Tool};
+
+/// The journal format's version; a journal of another version is refused.
+const VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum Record {
+    /// The first line: what the journal is for.
+    Header { version: u32, tool: String, schema: String },
+    /// A reply the model gave document `document` at `attempt`, to the prompt whose digest is `prompt`.
+    Reply { document: String, attempt: u32, prompt: String, reply: Reply },
+    /// A transport failure: the document is not finished, and a resumed run tries it again.
+    Failed { document: String, error: String },
+    /// The document's run ended with an outcome (rebuilt from its replies on resume).
+    Done { document: String },
+}
+
+/// What an earlier run with the same journal did, by document id.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    /// The replies each document got, oldest first (only those of its last
+    /// unfinished or finished run: a failure ends a sequence).
+    pub replies: BTreeMap<String, Vec<Reply>>,
+}
+
+/// An open journal, appending.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    file: File,
+    path: PathBuf,
+}
+
+/// The digest journals use for a tool's schema and a prompt's text.
+pub(crate) fn digest(text: &str) -> String {
+    let hash = Sha256::digest(text.as_bytes());
+    hash[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Journal {
+    /// Opens (or creates) the journal at `path` for `tool`, and reads what
+    /// an earlier run recorded. A journal written for another tool or schema,
+    /// or of another version, is an error; a partial last line (a killed
+    /// run) is cut off.
+    pub fn open(path: &Path, tool: &Tool) -> Result<(Journal, Recorded), Error> {
+        let shown = path.display();
+        let io = |what: &str, e: std::io::Error| Error::config(format!("journal {shown}: {what}: {e}"));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| io("cannot open it", e))?;
+        let schema = digest(&serde_json::to_string(tool).unwrap_or_default());
+        let mut recorded = Recorded::default();
+        let mut whole = 0u64;
+        let mut header = None;
+        let mut reader = BufReader::new(&file);
+        let mut line = String::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            let read = reader.read_line(&mut line).map_err(|e| io("cannot read it", e))?;
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            if !line.ends_with('\n') {
+                // A partial last line: the run was killed while writing it.
+                break;
+            }
+            let record: Record = serde_json::from_str(&line).map_err(|e| {
+                Error::config(format!("journal {shown}: line {number} is not a journal record ({e})"))
+            })?;
+            whole += read as u64;
+            match record {
+                Record::Header { version, tool: name, schema: written } => {
+                    if version != VERSION || name != tool.name || written != schema {
+                        return Err(Error::config(format!(
+                            "journal {shown} was written for the tool `{name}` (schema {written}, format {version}), \
+                             not for `{}` (schema {schema}, format {VERSION}); use another journal",
+                            tool.name
+                        )));
+                    }
+                    header = Some(());
+                }
+                _ if header.is_none() => {
+                    return Err(Error::config(format!(
+                        "journal {shown}: line {number} comes before the header"
+                    )));
+                }
+                Record::Reply { document, reply, .. } => {
+                    recorded.replies.entry(document).or_default().push(reply)
+                }
+                Record::Failed { document, .. } => {
+                    // The replies before a failure are kept: the resumed run goes on from them.
+                    recorded.replies.entry(document).or_default();
+                }
+                // A finished document's outcome is rebuilt from its replies.
+                Record::Done { .. } => {}
+            }
+        }
+        drop(reader);
+        let length = file.metadata().map_err(|e| io("cannot read it", e))?.len();
+        if length > whole {
+            file.set_len(whole).map_err(|e| io("cannot cut off its partial last line", e))?;
+            file.seek(SeekFrom::End(0)).map_err(|e| io("cannot seek", e))?;
+        }
+        let mut journal = Journal { file, path: path.to_path_buf() };
+        if header.is_none() {
+            journal.append_record(&Record::Header { version: VERSION, tool: tool.name.clone(), schema })?;
+        }
+        Ok((journal, recorded))
+    }
+
+    /// Records a reply.
+    pub fn reply(&mut self, document: &str, attempt: u32, prompt: &str, reply: &Reply) -> Result<(), Error> {
+        let record = Record::Reply {
+            document: document.into(),
+            attempt,
+            prompt: digest(prompt),
+            reply: reply.clone(),
+        };
+        self.append_record(&record)
+    }
+
+    /// Records a transport failure.
+    pub fn failed(&mut self, document: &str, error: &Error) -> Result<(), Error> {
+        self.append_record(&Record::Failed { document: document.into(), error: error.to_string() })
+    }
+
+    /// Records a finished document.
+    pub fn done(&mut self, document: &str) -> Result<(), Error> {
+        self.append_record(&Record::Done { document: document.into() })
+    }
+
+    /// One record, one whole line, one write.
+    fn append_record(&mut self, record: &Record) -> Result<(), Error> {
+        let mut line = serde_json::to_string(record)
+            .map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(|e| Error::config(format!("journal {}: cannot append to it: {e}", self.path.display())))
+    }
+}

@@ -1,0 +1,266 @@
+//! `Bulk`: many documents, a bounded number in flight, a journal that makes
+//! the run resumable, even after the process is killed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use extract::{
+    Bulk, BulkReport, Document, Error, Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[check(sum(line_items.amount) == total, tolerance = 0.01)]
+struct Invoice {
+    line_items: Vec<Item>,
+    total: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+struct Item {
+    amount: f64,
+}
+
+/// A model that reads its answer from the document: `amounts 1 2 3 total 6`,
+/// and `wrong` makes the first attempt drop the last amount (the check fails,
+/// the correction fixes it); `down` makes every call fail. It counts calls,
+/// the calls in flight, and the most in flight at once.
+#[derive(Clone, Default)]
+struct DocumentModel {
+    latency: Duration,
+    calls: Arc<AtomicUsize>,
+    in_flight: Arc<AtomicUsize>,
+    most_in_flight: Arc<AtomicUsize>,
+}
+
+impl Model for DocumentModel {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(self.latency).await;
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            let text = prompt.document.searchable_text().unwrap_or_default();
+            if text.contains("down") {
+                return Err(Error::transport("the test server is down"));
+            }
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let total_at = words.iter().position(|w| *w == "total").unwrap();
+            let mut amounts: Vec<f64> = words[1..total_at].iter().map(|w| w.parse().unwrap()).collect();
+            if text.contains("wrong") && prompt.attempt == 1 {
+                amounts.pop();
+            }
+            let items: Vec<_> = amounts.iter().map(|a| json!({"amount": a})).collect();
+            Ok(Reply::tool_call(
+                json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()}),
+            ))
+        })
+    }
+}
+
+/// Twenty documents: every third one needs a correction.
+fn documents() -> Vec<Document> {
+    (0..20)
+        .map(|i| {
+            let wrong = if i % 3 == 0 { " wrong" } else { "" };
+            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
+        })
+        .collect()
+}
+
+fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
+    report.outcomes.values().map(|o| serde_json::to_string(o).unwrap()).collect()
+}
+
+fn temp_journal(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("extract-bulk-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.journal");
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_n_documents_are_in_flight_and_every_one_has_an_outcome() {
+    let model = DocumentModel { latency: Duration::from_millis(20), ..DocumentModel::default() };
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counted = seen.clone();
+    let report = Bulk::new(Extractor::new(model.clone()).retries(Retries::new(2).unwrap()))
+        .concurrency(4)
+        .on_progress(move |p| {
+            counted.fetch_max(p.done, Ordering::SeqCst);
+            assert!(p.done <= p.total && p.valid + p.escalated + p.failed == p.done);
+        })
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+    assert_eq!(model.most_in_flight.load(Ordering::SeqCst), 4, "bounded, and the bound is used");
+    assert_eq!(report.outcomes.len(), 20);
+    assert!(report.failed.is_empty());
+    assert_eq!(report.stats.valid(), 20);
+    assert_eq!(report.stats.first_attempt_valid(), 13, "7 of the 20 need a correction");
+    assert_eq!(model.calls.load(Ordering::SeqCst), 27);
+    assert_eq!(seen.load(Ordering::SeqCst), 20, "progress reached the total");
+}
+
+#[tokio::test]
+async fn a_transport_failure_is_in_failed_not_in_outcomes() {
+    let documents = vec![
+        Document::text("amounts 1 total 1").with_id("ok"),
+        Document::text("amounts down total 1").with_id("down"),
+    ];
+    let report = Bulk::new(Extractor::new(DocumentModel::default())).run::<Invoice>(documents).await.unwrap();
+    assert_eq!(report.outcomes.keys().collect::<Vec<_>>(), ["ok"]);
+    assert!(matches!(report.failed["down"], Error::Transport(_)), "{:?}", report.failed);
+}
+
+#[tokio::test]
+async fn two_documents_with_one_id_are_a_configuration_error() {
+    let documents = vec![Document::text("a").with_id("x"), Document::text("b").with_id("x")];
+    let err =
+        Bulk::new(Extractor::new(DocumentModel::default())).run::<Invoice>(documents).await.unwrap_err();
+    assert!(matches!(err, Error::Config(_)) && err.to_string().contains("\"x\""), "{err}");
+}
+
+#[tokio::test]
+async fn the_same_journal_again_sends_nothing_for_finished_documents() {
+    let path = temp_journal("again");
+    let first = DocumentModel::default();
+    let bulk = |model: DocumentModel| {
+        Bulk::new(Extractor::new(model).retries(Retries::new(2).unwrap()))
+            .concurrency(3)
+            .journal(&path)
+            .unwrap()
+    };
+    let report = bulk(first.clone()).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(first.calls.load(Ordering::SeqCst), 27);
+
+    let second = DocumentModel::default();
+    let again = bulk(second.clone()).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(second.calls.load(Ordering::SeqCst), 0, "every outcome rebuilt from the journal");
+    assert_eq!(packets(&again), packets(&report), "the same outcomes, built again by the validators");
+    assert_eq!(again.stats.valid(), 20);
+}
+
+#[tokio::test]
+async fn a_journal_for_another_type_is_refused_and_a_partial_last_line_is_cut() {
+    #[derive(Debug, Deserialize, JsonSchema, Extractable)]
+    struct Other {
+        #[allow(dead_code)]
+        name: String,
+    }
+    let path = temp_journal("other");
+    let documents = || vec![Document::text("amounts 1 total 1").with_id("a")];
+    Bulk::new(Extractor::new(DocumentModel::default()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+
+    let err = Bulk::new(Extractor::new(DocumentModel::default()))
+        .journal(&path)
+        .unwrap()
+        .run::<Other>(vec![Document::text("x")])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("was written for the tool `invoice`"), "{err}");
+
+    // A killed writer leaves a partial line: it is cut off, and the run goes on.
+    append(&path, "{\"record\":\"reply\",\"docu");
+    let model = DocumentModel::default();
+    let report = Bulk::new(Extractor::new(model.clone()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+    assert_eq!(report.outcomes.len(), 1);
+    assert_eq!(model.calls.load(Ordering::SeqCst), 0);
+    assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"), "the partial line is gone");
+
+    // A line in the middle that is not a record is an error naming it.
+    append(&path, "not a record\n");
+    let err = Bulk::new(Extractor::new(DocumentModel::default()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is not a journal record"), "{err}");
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    std::fs::OpenOptions::new().append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
+}
+
+/// The child process of the kill-and-resume test: a slow bulk run on the
+/// journal the parent names. Does nothing when run as an ordinary test.
+#[test]
+fn child_process_bulk_run() {
+    let Ok(path) = std::env::var("EXTRACT_BULK_CHILD_JOURNAL") else { return };
+    let model = DocumentModel { latency: Duration::from_millis(40), ..DocumentModel::default() };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let bulk = Bulk::new(Extractor::new(model).retries(Retries::new(2).unwrap()))
+            .concurrency(2)
+            .journal(&path)
+            .unwrap();
+        bulk.run::<Invoice>(documents()).await.unwrap();
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_resumes_from_its_journal() {
+    let path = temp_journal("killed");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_process_bulk_run", "--exact", "--test-threads=1"])
+        .env("EXTRACT_BULK_CHILD_JOURNAL", &path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once it has journalled some replies, mid-run.
+    let started = Instant::now();
+    let replies =
+        || std::fs::read_to_string(&path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0);
+    while replies() < 8 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let recorded = replies();
+    assert!(recorded < 27, "killed mid-run: {recorded} replies journalled");
+
+    // Resume on the same journal: nothing already answered is asked again.
+    let model = DocumentModel::default();
+    let resumed = Bulk::new(Extractor::new(model.clone()).retries(Retries::new(2).unwrap()))
+        .concurrency(4)
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+    assert_eq!(resumed.outcomes.len(), 20, "every document ends with exactly one outcome");
+    assert_eq!(
+        model.calls.load(Ordering::SeqCst),
+        27 - recorded,
+        "only the replies not journalled are asked for"
+    );
+
+    // The outcomes equal an uninterrupted run's.
+    let uninterrupted = Bulk::new(Extractor::new(DocumentModel::default()).retries(Retries::new(2).unwrap()))
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+    assert_eq!(packets(&resumed), packets(&uninterrupted));
+}
