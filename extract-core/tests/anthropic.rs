@@ -1159,3 +1159,29 @@ async fn a_pdf_without_a_text_layer_cannot_go_as_text() {
     );
     assert!(server.requests().is_empty(), "nothing was sent");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_pauses_every_request_of_the_client_and_its_clones() {
+    let server = Server::start(vec![
+        reply(429, &[("retry-after-ms", "500")], api_error("rate_limit_error", "slow down")),
+        ok(json!({"total": 1.0})),
+        ok(json!({"total": 2.0})),
+    ])
+    .await;
+    let client = builder(&server).build().unwrap();
+    let other = client.clone();
+
+    let started = Instant::now();
+    let first = tokio::spawn(async move { client.call(&prompt("doc")).await });
+    // Once the 429 has come back, a second task's request waits out the same pause.
+    while server.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    other.call(&prompt("doc")).await.unwrap();
+    let second_done = started.elapsed();
+    first.await.unwrap().unwrap();
+
+    assert_eq!(server.requests().len(), 3);
+    assert!(second_done >= Duration::from_millis(450), "the second task did not wait: {second_done:?}");
+}

@@ -4,7 +4,8 @@
 //! [`retry`](super::retry), and a cap on the response body.
 
 use std::fmt;
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use tracing::{debug, warn};
@@ -145,6 +146,10 @@ pub(crate) struct Transport {
     shown_endpoint: String,
     headers: HeaderMap,
     settings: Settings,
+    /// Until when every request through this transport (and its clones)
+    /// waits: a 429 or 529 slows every task of a bulk run, not only the one
+    /// that saw it.
+    paused_until: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Transport {
@@ -179,6 +184,7 @@ impl Transport {
             shown_endpoint: format!("{shown_base}{path}"),
             headers,
             settings,
+            paused_until: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -202,6 +208,7 @@ impl Transport {
     ) -> Result<Vec<u8>, Failure> {
         let mut retry = 0;
         loop {
+            self.wait_out_pause().await;
             let (failure, server_delay, retryable) = match self.post_once(body.clone()).await {
                 Ok((status, _, body)) if (200..300).contains(&status) => return Ok(body),
                 Ok((status, headers, body)) => {
@@ -227,6 +234,15 @@ impl Transport {
                         service = self.service,
                         "error response"
                     );
+                    if retryable && matches!(status, 429 | 529) {
+                        self.pause_all(retry::delay(
+                            retry,
+                            server_delay,
+                            self.settings.backoff_initial,
+                            self.settings.backoff_max,
+                            0.0,
+                        ));
+                    }
                     (Failure::Api { status, error, request_id }, server_delay, retryable)
                 }
                 Err(failure @ Failure::TooLarge(_)) => return Err(failure),
@@ -251,6 +267,24 @@ impl Transport {
                 "retrying the {} request", self.service
             );
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Makes every request through this transport wait `wait` from now
+    /// (extending, never shortening, a pause already set).
+    fn pause_all(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut paused = self.paused_until.lock().expect("no thread panics holding the pause");
+        if paused.is_none_or(|current| current < until) {
+            *paused = Some(until);
+        }
+    }
+
+    /// Sleeps until the pause a 429 or 529 set is over.
+    async fn wait_out_pause(&self) {
+        let until = *self.paused_until.lock().expect("no thread panics holding the pause");
+        if let Some(until) = until.filter(|until| *until > Instant::now()) {
+            tokio::time::sleep_until(until.into()).await;
         }
     }
 
