@@ -202,24 +202,17 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
     journal: Option<&Mutex<Journal>>,
 ) -> Result<Result<Outcome<T>, Error>, Error> {
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    let mut record = |prompt: &crate::Prompt, reply: &crate::Reply| -> Result<(), Error> {
+    let mut record = |prompt: &crate::Prompt, reply: &crate::Reply, done: bool| -> Result<(), Error> {
         match journal {
-            Some(journal) => journal.lock().expect("no task panics holding the journal").reply(
-                id,
-                prompt.attempt,
-                &prompt.to_string(),
-                reply,
-            ),
+            Some(journal) => {
+                journal.lock().expect("no task panics holding the journal").reply(id, prompt, reply, done)
+            }
             None => Ok(()),
         }
     };
     let result = extractor.drive_recorded(run, recorded, &mut record).await;
-    if let Some(journal) = journal {
-        let mut journal = journal.lock().expect("no task panics holding the journal");
-        match &result {
-            Ok(_) => journal.done(id)?,
-            Err(error) => journal.failed(id, error)?,
-        }
+    if let (Some(journal), Err(error)) = (journal, &result) {
+        journal.lock().expect("no task panics holding the journal").failed(id, error)?;
     }
     Ok(result)
 }

@@ -197,18 +197,19 @@ impl<M: Model> Extractor<M> {
     }
 
     async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
-        self.drive_recorded(run, Vec::new(), &mut |_, _| Ok(())).await
+        self.drive_recorded(run, Vec::new(), &mut |_, _, _| Ok(())).await
     }
 
     /// Drives `run`: first through `recorded` (the replies an earlier run
     /// got, replayed through the policy, which is deterministic), then
-    /// against the model, handing every new reply to `record` before the
-    /// policy judges it (the journal of a bulk run).
+    /// against the model, handing every new reply to `record` with the
+    /// prompt it answered and whether it ended the run (the journal of a
+    /// bulk run: one record per reply).
     pub(crate) async fn drive_recorded<T>(
         &self,
         mut run: Run<T>,
         recorded: Vec<Reply>,
-        record: &mut (dyn FnMut(&Prompt, &Reply) -> Result<(), Error> + Send),
+        record: &mut (dyn FnMut(&Prompt, &Reply, bool) -> Result<(), Error> + Send),
     ) -> Result<Outcome<T>, Error> {
         let prompt = run.prompt();
         if let Some(problem) = prompt.document.problem() {
@@ -229,18 +230,20 @@ impl<M: Model> Extractor<M> {
             let mut prompt = run.prompt().clone();
             let mut recorded = recorded.into_iter();
             loop {
-                let reply = match recorded.next() {
-                    Some(reply) => reply,
+                let (reply, new) = match recorded.next() {
+                    Some(reply) => (reply, false),
                     None => match self.model.call(&prompt).await {
-                        Ok(reply) => {
-                            record(&prompt, &reply)?;
-                            reply
-                        }
+                        Ok(reply) => (reply, true),
                         // The attempts made so far spent tokens: the error says how many.
                         Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
                     },
                 };
-                match run.on_reply(reply) {
+                let kept = new.then(|| reply.clone());
+                let next = run.on_reply(reply);
+                if let Some(reply) = kept {
+                    record(&prompt, &reply, matches!(next, Next::Done(_)))?;
+                }
+                match next {
                     Next::Call(next) => prompt = next,
                     Next::Done(outcome) => return Ok(outcome),
                 }

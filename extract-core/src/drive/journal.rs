@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Error, Reply, Tool};
+use crate::{Error, Prompt, Reply, Tool};
 
 /// The journal format's version; a journal of another version is refused.
 const VERSION: u32 = 1;
@@ -135,15 +135,23 @@ impl Journal {
         Ok((journal, recorded))
     }
 
-    /// Records a reply.
-    pub fn reply(&mut self, document: &str, attempt: u32, prompt: &str, reply: &Reply) -> Result<(), Error> {
+    /// Records a reply to `prompt`, and, when it ended the document's run,
+    /// that the document is done (both in one write).
+    pub fn reply(&mut self, document: &str, prompt: &Prompt, reply: &Reply, done: bool) -> Result<(), Error> {
+        // The prompt is its document, the tool (in the header) and, on a
+        // correction, what the last attempt gave: that part is digested.
+        let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
         let record = Record::Reply {
             document: document.into(),
-            attempt,
-            prompt: digest(prompt),
+            attempt: prompt.attempt,
+            prompt: sent,
             reply: reply.clone(),
         };
-        self.append_record(&record)
+        let mut lines = line(&record)?;
+        if done {
+            lines.push_str(&line(&Record::Done { document: document.into() })?);
+        }
+        self.write(&lines)
     }
 
     /// Records a transport failure.
@@ -151,18 +159,24 @@ impl Journal {
         self.append_record(&Record::Failed { document: document.into(), error: error.to_string() })
     }
 
-    /// Records a finished document.
-    pub fn done(&mut self, document: &str) -> Result<(), Error> {
-        self.append_record(&Record::Done { document: document.into() })
-    }
-
     /// One record, one whole line, one write.
     fn append_record(&mut self, record: &Record) -> Result<(), Error> {
-        let mut line = serde_json::to_string(record)
-            .map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
-        line.push('\n');
+        let line = line(record)?;
+        self.write(&line)
+    }
+
+    /// Whole lines, in one write: a killed process leaves at most one partial line.
+    fn write(&mut self, lines: &str) -> Result<(), Error> {
         self.file
-            .write_all(line.as_bytes())
+            .write_all(lines.as_bytes())
             .map_err(|e| Error::config(format!("journal {}: cannot append to it: {e}", self.path.display())))
     }
+}
+
+/// A record as one line of the journal.
+fn line(record: &Record) -> Result<String, Error> {
+    let mut line =
+        serde_json::to_string(record).map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
+    line.push('\n');
+    Ok(line)
 }
