@@ -171,39 +171,6 @@ impl ClientBuilder {
         self
     }
 
-    /// How long one HTTP request may take, from connecting to the end of the
-    /// body. A request that takes longer is a transport failure (and retried).
-    /// Default [`DEFAULT_TIMEOUT`].
-    pub fn timeout(mut self, timeout: Duration) -> ClientBuilder {
-        self.settings.timeout = timeout;
-        self
-    }
-
-    /// How many times a failed HTTP request is retried (so a call makes at
-    /// most `transport_retries + 1` requests). These never spend a validation
-    /// attempt. Default [`DEFAULT_TRANSPORT_RETRIES`].
-    pub fn transport_retries(mut self, retries: u32) -> ClientBuilder {
-        self.settings.retries = retries;
-        self
-    }
-
-    /// The backoff used when the server gives no usable `retry-after`:
-    /// `initial` doubling per retry up to `max`, less up to 25 % jitter.
-    /// Default 0.5 s and 8 s, as in the official SDKs; tests set it lower.
-    pub fn retry_backoff(mut self, initial: Duration, max: Duration) -> ClientBuilder {
-        self.settings.backoff_initial = initial;
-        self.settings.backoff_max = max.max(initial);
-        self
-    }
-
-    /// The body limit: a response larger than `bytes` is an
-    /// [`Error::InvalidResponse`] naming the limit, and is not read further.
-    /// Default [`DEFAULT_BODY_LIMIT`](super::DEFAULT_BODY_LIMIT).
-    pub fn body_limit(mut self, bytes: usize) -> ClientBuilder {
-        self.settings.body_limit = bytes;
-        self
-    }
-
     /// The client. `Err(Error::Config)` when no model is set, OpenAI's own
     /// API is used without a key, the key is not a valid header value, the
     /// base URL is not `http(s)://`, `max_tokens` is 0, or the HTTP stack
@@ -270,3 +237,5 @@ impl fmt::Debug for ClientBuilder {
             .finish()
     }
 }
+
+crate::drive::http::transport_setters!(ClientBuilder);
