@@ -28,7 +28,7 @@ pub use drive::testing;
 pub use drive::{Bulk, BulkReport, Error, Extractor, Model, ModelFuture, Progress};
 pub use run::{
     Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,
-    Outcome, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, review,
+    Outcome, Partial, Prompt, Reason, Report, Retries, RetriesError, Run, Stats, Validated, review,
     system_instructions,
 };
 pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};

@@ -62,6 +62,7 @@ pub struct Stats {
     failed_attempts: u64,
     violations: BTreeMap<Fingerprint, u64>,
     usage: Usage,
+    usage_by_attempt: BTreeMap<u32, Usage>,
 }
 
 /// The fingerprint behind most failures, with what would fix it.
@@ -99,6 +100,7 @@ impl Stats {
             failed_attempts: 0,
             violations: BTreeMap::new(),
             usage: Usage::default(),
+            usage_by_attempt: BTreeMap::new(),
         }
     }
 
@@ -120,10 +122,16 @@ impl Stats {
                 if v.attempts() == 1 {
                     self.first_attempt_valid += 1;
                 }
+                for (attempt, usage) in (1..).zip(v.attempt_usage()) {
+                    *self.usage_by_attempt.entry(attempt).or_default() += *usage;
+                }
                 v.failed_attempts()
             }
             Outcome::Escalated(e) => {
                 *self.escalations.entry(e.reason).or_default() += 1;
+                for attempt in &e.error_chain {
+                    *self.usage_by_attempt.entry(attempt.attempt).or_default() += attempt.usage;
+                }
                 &e.error_chain
             }
         };
@@ -194,6 +202,39 @@ impl Stats {
         self.usage
     }
 
+    /// Tokens spent by each attempt number over every outcome: under `1`
+    /// every first attempt, under `2` every first correction, and so on.
+    /// Read from each valid outcome's [`attempt_usage`](crate::Validated::attempt_usage)
+    /// and each escalation's `error_chain`, so for outcomes a [`Run`](crate::Run)
+    /// built the values add up to [`usage`](Stats::usage); an escalation
+    /// built elsewhere whose `usage` is not the sum of its chain makes
+    /// them differ.
+    pub fn usage_by_attempt(&self) -> &BTreeMap<u32, Usage> {
+        &self.usage_by_attempt
+    }
+
+    /// The number of valid outcomes that needed at least one correction.
+    pub fn valid_after_retry(&self) -> u64 {
+        self.valid - self.first_attempt_valid
+    }
+
+    /// [`violations`](Stats::violations) as a Pareto table: each fingerprint
+    /// with its count, its share of the failed attempts, and the cumulative
+    /// share of all fingerprint occurrences up to and including it (which
+    /// ends at 1; an attempt with two fingerprints counts in both).
+    pub(crate) fn pareto(&self) -> Vec<ParetoRow<'_>> {
+        let violations = self.violations();
+        let occurrences: u64 = violations.iter().map(|(_, n)| n).sum();
+        let mut running = 0;
+        violations
+            .into_iter()
+            .map(|(fingerprint, count)| {
+                running += count;
+                ParetoRow { fingerprint, count, running, occurrences }
+            })
+            .collect()
+    }
+
     /// The fingerprint that accounts for at least the threshold's share of the
     /// failed attempts, with its structural fix; `None` when no failure
     /// dominates, including when two fingerprints tie for the most.
@@ -219,38 +260,60 @@ impl Stats {
     }
 }
 
-fn percent(part: u64, whole: u64) -> String {
+/// One row of [`Stats::pareto`].
+pub(crate) struct ParetoRow<'a> {
+    pub(crate) fingerprint: &'a Fingerprint,
+    pub(crate) count: u64,
+    /// The counts of this row and every row before it.
+    pub(crate) running: u64,
+    /// The counts of every row.
+    pub(crate) occurrences: u64,
+}
+
+/// `part` as a percentage of `whole` with one decimal (`"-"` when `whole` is
+/// 0): the one format the text table and the HTML report share.
+pub(crate) fn percent(part: u64, whole: u64) -> String {
     if whole == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * part as f64 / whole as f64) }
 }
 
 impl fmt::Display for Stats {
+    /// The figures of the HTML [`Report`](crate::Report), as a terminal table:
+    /// outcomes by status and reason, the attempts histogram, the Pareto
+    /// table of fingerprints (count, share of failed attempts, cumulative
+    /// share of all fingerprint occurrences), tokens in total and by attempt,
+    /// and the dominant failure with its fix.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.extractions;
         writeln!(f, "{:<28}{:>8}", "extractions", n)?;
-        writeln!(f, "{:<28}{:>8}  {}", "valid within budget", self.valid, percent(self.valid, n))?;
-        writeln!(
-            f,
-            "{:<28}{:>8}  {}",
-            "  on the first attempt",
-            self.first_attempt_valid,
-            percent(self.first_attempt_valid, n)
-        )?;
-        writeln!(f, "{:<28}{:>8}  {}", "escalated", self.escalated(), percent(self.escalated(), n))?;
+        writeln!(f, "{:<28}{:>8}  {:>6}", "valid within budget", self.valid, percent(self.valid, n))?;
+        let first = self.first_attempt_valid;
+        writeln!(f, "{:<28}{:>8}  {:>6}", "  on the first attempt", first, percent(first, n))?;
+        let retried = self.valid_after_retry();
+        writeln!(f, "{:<28}{:>8}  {:>6}", "  after a correction", retried, percent(retried, n))?;
+        writeln!(f, "{:<28}{:>8}  {:>6}", "escalated", self.escalated(), percent(self.escalated(), n))?;
         for reason in Reason::ALL {
             let count = self.escalations(reason);
-            writeln!(f, "{:<28}{:>8}  {}", format!("  {reason}"), count, percent(count, n))?;
+            writeln!(f, "{:<28}{:>8}  {:>6}", format!("  {reason}"), count, percent(count, n))?;
         }
         writeln!(f)?;
         writeln!(f, "{:<28}{:>8}", "attempts", "outcomes")?;
         for (attempts, count) in &self.attempts {
-            writeln!(f, "{:<28}{:>8}  {}", format!("  {attempts}"), count, percent(*count, n))?;
+            writeln!(f, "{:<28}{:>8}  {:>6}", format!("  {attempts}"), count, percent(*count, n))?;
         }
         writeln!(f)?;
         writeln!(f, "{:<28}{:>8}", "failed attempts", self.failed_attempts)?;
-        if !self.violations.is_empty() {
-            writeln!(f, "{:>8}  {:>6}  fingerprint", "attempts", "share")?;
-            for (fingerprint, count) in self.violations() {
-                writeln!(f, "{:>8}  {:>6}  {fingerprint}", count, percent(count, self.failed_attempts))?;
+        let pareto = self.pareto();
+        if !pareto.is_empty() {
+            writeln!(f, "{:>8}  {:>6}  {:>6}  fingerprint", "attempts", "share", "cumul.")?;
+            for row in pareto {
+                writeln!(
+                    f,
+                    "{:>8}  {:>6}  {:>6}  {}",
+                    row.count,
+                    percent(row.count, self.failed_attempts),
+                    percent(row.running, row.occurrences),
+                    row.fingerprint
+                )?;
             }
         }
         let u = self.usage;
@@ -260,6 +323,25 @@ impl fmt::Display for Stats {
             "tokens: {} input, {} output, {} cache read, {} cache write",
             u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens
         )?;
+        if !self.usage_by_attempt.is_empty() {
+            write!(
+                f,
+                "\n{:<8}{:>10}{:>10}{:>13}{:>13}{:>10}",
+                "attempt", "input", "output", "cache read", "cache write", "total"
+            )?;
+            for (attempt, u) in &self.usage_by_attempt {
+                write!(
+                    f,
+                    "\n{:<8}{:>10}{:>10}{:>13}{:>13}{:>10}",
+                    format!("  {attempt}"),
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_read_tokens,
+                    u.cache_write_tokens,
+                    u.total()
+                )?;
+            }
+        }
         if let Some(d) = self.dominant() {
             write!(
                 f,
@@ -275,13 +357,14 @@ impl fmt::Display for Stats {
     }
 }
 
-struct Histogram<'a>(&'a BTreeMap<u32, u64>);
+/// A map keyed by attempt number, with the numbers as JSON keys.
+struct ByAttempt<'a, V>(&'a BTreeMap<u32, V>);
 
-impl Serialize for Histogram<'_> {
+impl<V: Serialize> Serialize for ByAttempt<'_, V> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (attempts, count) in self.0 {
-            map.serialize_entry(&attempts.to_string(), count)?;
+        for (attempt, value) in self.0 {
+            map.serialize_entry(&attempt.to_string(), value)?;
         }
         map.end()
     }
@@ -309,7 +392,8 @@ struct FingerprintCount<'a> {
 impl Serialize for Stats {
     /// `{"extractions","valid","first_attempt_valid","escalated","success_rate",
     /// "attempts":{"1":n,..},"escalations":{"not_recoverable":n,..},"failed_attempts",
-    /// "violations":[{"fingerprint","count","share"}],"dominant":{..}|null,"usage"}`.
+    /// "violations":[{"fingerprint","count","share"}],"dominant":{..}|null,"usage",
+    /// "usage_by_attempt":{"1":{..},..}}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let violations: Vec<FingerprintCount<'_>> = self
             .violations()
@@ -320,18 +404,19 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 11)?;
+        let mut out = s.serialize_struct("Stats", 12)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
         out.serialize_field("escalated", &self.escalated())?;
         out.serialize_field("success_rate", &self.success_rate())?;
-        out.serialize_field("attempts", &Histogram(&self.attempts))?;
+        out.serialize_field("attempts", &ByAttempt(&self.attempts))?;
         out.serialize_field("escalations", &ByReason(self))?;
         out.serialize_field("failed_attempts", &self.failed_attempts)?;
         out.serialize_field("violations", &violations)?;
         out.serialize_field("dominant", &self.dominant())?;
         out.serialize_field("usage", &self.usage)?;
+        out.serialize_field("usage_by_attempt", &ByAttempt(&self.usage_by_attempt))?;
         out.end()
     }
 }
