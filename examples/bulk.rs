@@ -188,6 +188,20 @@ async fn main() -> ExitCode {
         model.calls.load(Ordering::SeqCst)
     );
     println!("\n{}", report.stats);
+
+    // The run report: one self-contained HTML file.
+    let mut page = extract::Report::new(&report.stats).title("March invoices: run report");
+    for (id, outcome) in &report.outcomes {
+        page = page.outcome(id, outcome);
+    }
+    let path = workspace().join("report.html");
+    match std::fs::write(&path, page.html()) {
+        Ok(()) => println!("run report: {}", path.display()),
+        Err(error) => {
+            eprintln!("error: cannot write {}: {error}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     if report.outcomes.len() == INVOICES && report.failed.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -53,7 +53,7 @@ impl Model for DocumentModel {
             let words: Vec<&str> = text.split_whitespace().collect();
             let total_at = words.iter().position(|w| *w == "total").unwrap();
             let mut amounts: Vec<f64> = words[1..total_at].iter().map(|w| w.parse().unwrap()).collect();
-            if text.contains("wrong") && prompt.attempt == 1 {
+            if (text.contains("wrong") && prompt.attempt == 1) || text.contains("stuck") {
                 amounts.pop();
             }
             let items: Vec<_> = amounts.iter().map(|a| json!({"amount": a})).collect();
@@ -206,6 +206,11 @@ fn append(path: &Path, text: &str) {
 #[test]
 fn child_process_bulk_run() {
     let Ok(path) = std::env::var("EXTRACT_BULK_CHILD_JOURNAL") else { return };
+    let set = if std::env::var("EXTRACT_BULK_CHILD_SET").is_ok_and(|s| s == "stuck") {
+        stuck_documents()
+    } else {
+        documents()
+    };
     let model = DocumentModel { latency: Duration::from_millis(40), ..DocumentModel::default() };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
@@ -213,7 +218,7 @@ fn child_process_bulk_run() {
             .concurrency(2)
             .journal(&path)
             .unwrap();
-        bulk.run::<Invoice>(documents()).await.unwrap();
+        bulk.run::<Invoice>(set).await.unwrap();
     });
 }
 
@@ -263,4 +268,79 @@ async fn a_killed_run_resumes_from_its_journal() {
         .await
         .unwrap();
     assert_eq!(packets(&resumed), packets(&uninterrupted));
+}
+
+/// Twelve documents; every fourth one the model never reads right (its last
+/// amount is always missing), so it escalates.
+fn stuck_documents() -> Vec<Document> {
+    (0..12)
+        .map(|i| {
+            let stuck = if i % 4 == 0 { " stuck" } else { "" };
+            Document::text(format!("amounts {i} 1 2 total {}{stuck}", i + 3)).with_id(format!("doc-{i:02}"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_queue_survives_a_killed_run_and_a_recorded_fix_counts_valid_and_reviewed() {
+    let path = temp_journal("review");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_process_bulk_run", "--exact", "--test-threads=1"])
+        .env("EXTRACT_BULK_CHILD_JOURNAL", &path)
+        .env("EXTRACT_BULK_CHILD_SET", "stuck")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let replies =
+        || std::fs::read_to_string(&path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0);
+    while replies() < 4 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // Resume; three documents escalate.
+    let bulk = || {
+        Bulk::new(Extractor::new(DocumentModel::default()).retries(Retries::new(1).unwrap()))
+            .journal(&path)
+            .unwrap()
+    };
+    let resumed = bulk().run::<Invoice>(stuck_documents()).await.unwrap();
+    assert_eq!(resumed.stats.escalated(), 3);
+
+    // The queue, rebuilt from the journal without the model.
+    let queue = bulk().escalations::<Invoice>(stuck_documents()).await.unwrap();
+    let ids: Vec<&str> = queue.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["doc-00", "doc-04", "doc-08"]);
+    let (_, escalation) = &queue[0];
+    assert!(escalation.partial.failed.contains_key("line_items"));
+
+    // A fix that still fails is refused, and nothing is recorded.
+    let before = std::fs::read_to_string(&path).unwrap();
+    let document = stuck_documents().remove(0);
+    let refused = bulk().record_review::<Invoice>(document.clone(), json!({"total": 99.0})).await.unwrap();
+    assert_eq!(refused.unwrap_err()[0].code, "check_failed");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "a refused fix records nothing");
+
+    // A correct fix is recorded; a later run counts the document valid and reviewed.
+    let fix = json!({"line_items": [{"amount": 0.0}, {"amount": 1.0}, {"amount": 2.0}]});
+    let fixed = bulk().record_review::<Invoice>(document, fix).await.unwrap().unwrap();
+    assert!(fixed.reviewed());
+    let model = DocumentModel::default();
+    let later = Bulk::new(Extractor::new(model.clone()).retries(Retries::new(1).unwrap()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(stuck_documents())
+        .await
+        .unwrap();
+    assert_eq!(model.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(later.stats.escalated(), 2);
+    let reviewed = later.outcomes["doc-00"].valid().expect("valid after review");
+    assert!(reviewed.reviewed());
+    assert_eq!(reviewed.value().line_items.len(), 3);
+    let queue = bulk().escalations::<Invoice>(stuck_documents()).await.unwrap();
+    assert_eq!(queue.len(), 2, "a reviewed document leaves the queue");
 }

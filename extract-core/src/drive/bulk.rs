@@ -132,6 +132,7 @@ impl<M: Model + 'static> Bulk<M> {
         for (index, document) in documents.into_iter().enumerate() {
             let id = document.id().into_owned();
             let replies = recorded.replies.remove(&id).unwrap_or_default();
+            let review = recorded.reviews.remove(&id);
             let extractor = self.extractor.clone();
             let journal = journal.clone();
             let gate = gate.clone();
@@ -139,7 +140,14 @@ impl<M: Model + 'static> Bulk<M> {
             let progress = self.progress.clone();
             tasks.spawn(async move {
                 let _slot = gate.acquire_owned().await.expect("the semaphore is never closed");
-                let result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
+                let text = document.searchable_text().unwrap_or_default().to_string();
+                let mut result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
+                // A document a reviewer fixed counts valid, with the human's value.
+                if let (Some(fix), Ok(Ok(Outcome::Escalated(escalation)))) = (review, &result)
+                    && let Ok(fixed) = crate::review::<T>(escalation, &text, fix)
+                {
+                    result = Ok(Ok(Outcome::Valid(fixed)));
+                }
                 let snapshot = {
                     let mut tally = tally.lock().expect("no task panics holding the tally");
                     tally.done += 1;
@@ -190,6 +198,84 @@ impl<M: Model + 'static> Bulk<M> {
         }
         Ok(report)
     }
+}
+
+impl<M: Model + 'static> Bulk<M> {
+    /// The review queue: every escalated document of the journal's run, with
+    /// its escalation (reason, partial result, fix hint), rebuilt from the
+    /// recorded replies without calling the model (a document the run has
+    /// not finished is not listed, nor one a reviewer already fixed).
+    /// `documents` are the run's documents, for the validators.
+    pub async fn escalations<T>(
+        &self,
+        documents: impl IntoIterator<Item = Document>,
+    ) -> Result<Vec<(String, crate::Escalation)>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let path = self.journal.as_ref().ok_or_else(|| Error::config("the review queue needs a journal"))?;
+        let (_, mut recorded) = Journal::open(path, &T::tool())?;
+        let mut queue = Vec::new();
+        for document in documents {
+            let id = document.id().into_owned();
+            if recorded.reviews.contains_key(&id) {
+                continue;
+            }
+            let Some(replies) = recorded.replies.remove(&id) else { continue };
+            if let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document, replies) {
+                queue.push((id, escalation));
+            }
+        }
+        Ok(queue)
+    }
+
+    /// Records a reviewer's `fix` (a JSON merge patch) of the escalated
+    /// `document`, after holding it to all three layers ([`review`](crate::review)):
+    /// the inner `Err` is the fix's violations, and then nothing is recorded.
+    /// A later [`run`](Bulk::run) on the journal counts the document valid and reviewed.
+    pub async fn record_review<T>(
+        &self,
+        document: Document,
+        fix: serde_json::Value,
+    ) -> Result<Result<crate::Validated<T>, crate::Violations>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let path = self.journal.as_ref().ok_or_else(|| Error::config("a review needs a journal"))?;
+        let (mut journal, mut recorded) = Journal::open(path, &T::tool())?;
+        let id = document.id().into_owned();
+        let text = document.searchable_text().unwrap_or_default().to_string();
+        let replies = recorded.replies.remove(&id).unwrap_or_default();
+        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document, replies) else {
+            return Err(Error::config(format!(
+                "document {} has no escalation in the journal to review",
+                crate::quote_prefix(&id)
+            )));
+        };
+        match crate::review::<T>(&escalation, &text, fix.clone()) {
+            Ok(fixed) => {
+                journal.reviewed(&id, &fix)?;
+                Ok(Ok(fixed))
+            }
+            Err(violations) => Ok(Err(violations)),
+        }
+    }
+}
+
+/// The outcome a document's recorded replies lead to, without the model:
+/// `None` when they do not finish its run.
+fn replay<T: Extractable + Send + 'static>(
+    extractor: &Extractor<impl Model>,
+    document: Document,
+    replies: Vec<crate::Reply>,
+) -> Option<Outcome<T>> {
+    let mut run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
+    for reply in replies {
+        if let crate::Next::Done(outcome) = run.on_reply(reply) {
+            return Some(outcome);
+        }
+    }
+    None
 }
 
 /// One document: its recorded replies replayed, then the model, every new

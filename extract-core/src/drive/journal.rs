@@ -34,6 +34,9 @@ enum Record {
     Reply { document: String, attempt: u32, prompt: String, reply: Reply },
     /// A transport failure: the document is not finished, and a resumed run tries it again.
     Failed { document: String, error: String },
+    /// A reviewer's fix of an escalated document (a JSON merge patch that
+    /// passed all three layers when it was recorded).
+    Reviewed { document: String, fix: serde_json::Value },
     /// The document's run ended with an outcome (rebuilt from its replies on resume).
     Done { document: String },
 }
@@ -44,6 +47,8 @@ pub(crate) struct Recorded {
     /// The replies each document got, oldest first (only those of its last
     /// unfinished or finished run: a failure ends a sequence).
     pub replies: BTreeMap<String, Vec<Reply>>,
+    /// The reviewers' fixes, by document id (the last one counts).
+    pub reviews: BTreeMap<String, serde_json::Value>,
 }
 
 /// An open journal, appending.
@@ -118,6 +123,9 @@ impl Journal {
                     // The replies before a failure are kept: the resumed run goes on from them.
                     recorded.replies.entry(document).or_default();
                 }
+                Record::Reviewed { document, fix } => {
+                    recorded.reviews.insert(document, fix);
+                }
                 // A finished document's outcome is rebuilt from its replies.
                 Record::Done { .. } => {}
             }
@@ -152,6 +160,11 @@ impl Journal {
             lines.push_str(&line(&Record::Done { document: document.into() })?);
         }
         self.write(&lines)
+    }
+
+    /// Records a reviewer's fix (already validated).
+    pub fn reviewed(&mut self, document: &str, fix: &serde_json::Value) -> Result<(), Error> {
+        self.append_record(&Record::Reviewed { document: document.into(), fix: fix.clone() })
     }
 
     /// Records a transport failure.
