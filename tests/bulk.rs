@@ -338,6 +338,8 @@ async fn the_review_queue_survives_a_killed_run_and_a_recorded_fix_counts_valid_
         .unwrap();
     assert_eq!(model.calls.load(Ordering::SeqCst), 0);
     assert_eq!(later.stats.escalated(), 2);
+    assert_eq!(later.stats.reviewed(), 1, "the report counts it valid and reviewed");
+    assert!(later.stats.to_string().contains("of them, reviewed"), "{}", later.stats);
     let reviewed = later.outcomes["doc-00"].valid().expect("valid after review");
     assert!(reviewed.reviewed());
     assert_eq!(reviewed.value().line_items.len(), 3);

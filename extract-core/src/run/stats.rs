@@ -57,6 +57,7 @@ pub struct Stats {
     extractions: u64,
     valid: u64,
     first_attempt_valid: u64,
+    reviewed: u64,
     attempts: BTreeMap<u32, u64>,
     escalations: BTreeMap<Reason, u64>,
     failed_attempts: u64,
@@ -95,6 +96,7 @@ impl Stats {
             extractions: 0,
             valid: 0,
             first_attempt_valid: 0,
+            reviewed: 0,
             attempts: BTreeMap::new(),
             escalations: BTreeMap::new(),
             failed_attempts: 0,
@@ -119,6 +121,9 @@ impl Stats {
         let failed = match outcome {
             Outcome::Valid(v) => {
                 self.valid += 1;
+                if v.reviewed() {
+                    self.reviewed += 1;
+                }
                 if v.attempts() == 1 {
                     self.first_attempt_valid += 1;
                 }
@@ -213,6 +218,11 @@ impl Stats {
         &self.usage_by_attempt
     }
 
+    /// Valid outcomes a human's fix made valid ([`review`](crate::review)).
+    pub fn reviewed(&self) -> u64 {
+        self.reviewed
+    }
+
     /// The number of valid outcomes that needed at least one correction.
     pub fn valid_after_retry(&self) -> u64 {
         self.valid - self.first_attempt_valid
@@ -290,6 +300,15 @@ impl fmt::Display for Stats {
         writeln!(f, "{:<28}{:>8}  {:>6}", "  on the first attempt", first, percent(first, n))?;
         let retried = self.valid_after_retry();
         writeln!(f, "{:<28}{:>8}  {:>6}", "  after a correction", retried, percent(retried, n))?;
+        if self.reviewed > 0 {
+            writeln!(
+                f,
+                "{:<28}{:>8}  {:>6}",
+                "  of them, reviewed",
+                self.reviewed,
+                percent(self.reviewed, n)
+            )?;
+        }
         writeln!(f, "{:<28}{:>8}  {:>6}", "escalated", self.escalated(), percent(self.escalated(), n))?;
         for reason in Reason::ALL {
             let count = self.escalations(reason);
@@ -404,10 +423,11 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 12)?;
+        let mut out = s.serialize_struct("Stats", 13)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
+        out.serialize_field("reviewed", &self.reviewed)?;
         out.serialize_field("escalated", &self.escalated())?;
         out.serialize_field("success_rate", &self.success_rate())?;
         out.serialize_field("attempts", &ByAttempt(&self.attempts))?;
