@@ -7,6 +7,8 @@
 
 #![cfg(feature = "anthropic")]
 
+mod common;
+use common::{Received, read_request};
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -17,7 +19,7 @@ use extract_core::{
     Correction, Document, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 const KEY: &str = "sk-ant-api03-TEST-SECRET-0123456789abcdef";
@@ -35,25 +37,6 @@ enum Step {
     Truncated(String),
     /// Starts a response, then resets the connection (RST).
     Reset,
-}
-
-/// One request as the server received it.
-#[derive(Debug, Clone)]
-struct Received {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).expect("the client sent JSON")
-    }
 }
 
 struct Server {
@@ -129,42 +112,6 @@ async fn perform(stream: &mut TcpStream, mut step: Step) {
             }
         }
     }
-}
-
-async fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8(buffer[..head_end].to_vec()).ok()?;
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next()?.split(' ');
-    let method = request_line.next()?.to_owned();
-    let path = request_line.next()?.to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter(|l| !l.is_empty())
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let length: usize =
-        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
-    let mut body = buffer[head_end..].to_vec();
-    while body.len() < length {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some(Received { method, path, headers, body })
 }
 
 // ---------------------------------------------------------------------------
