@@ -222,28 +222,38 @@ fn child_process_bulk_run() {
     });
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_run_resumes_from_its_journal() {
-    let path = temp_journal("killed");
+/// The replies a journal holds.
+fn replies(path: &Path) -> usize {
+    std::fs::read_to_string(path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0)
+}
+
+/// Runs `child_process_bulk_run` in a real child process over the document
+/// set `set`, and kills it once the journal holds `replies` replies.
+fn kill_child_after(path: &Path, set: &str, at_least: usize) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["child_process_bulk_run", "--exact", "--test-threads=1"])
-        .env("EXTRACT_BULK_CHILD_JOURNAL", &path)
+        .env("EXTRACT_BULK_CHILD_JOURNAL", path)
+        .env("EXTRACT_BULK_CHILD_SET", set)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once it has journalled some replies, mid-run.
     let started = Instant::now();
-    let replies =
-        || std::fs::read_to_string(&path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0);
-    while replies() < 8 {
+    while replies(path) < at_least {
         assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
         assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
         std::thread::sleep(Duration::from_millis(5));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let recorded = replies();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_resumes_from_its_journal() {
+    let path = temp_journal("killed");
+    // Kill it once it has journalled some replies, mid-run.
+    kill_child_after(&path, "documents", 8);
+    let recorded = replies(&path);
     assert!(recorded < 27, "killed mid-run: {recorded} replies journalled");
 
     // Resume on the same journal: nothing already answered is asked again.
@@ -284,23 +294,7 @@ fn stuck_documents() -> Vec<Document> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_review_queue_survives_a_killed_run_and_a_recorded_fix_counts_valid_and_reviewed() {
     let path = temp_journal("review");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_bulk_run", "--exact", "--test-threads=1"])
-        .env("EXTRACT_BULK_CHILD_JOURNAL", &path)
-        .env("EXTRACT_BULK_CHILD_SET", "stuck")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let replies =
-        || std::fs::read_to_string(&path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0);
-    while replies() < 4 {
-        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_child_after(&path, "stuck", 4);
 
     // Resume; three documents escalate.
     let bulk = || {
