@@ -39,12 +39,14 @@
 //! the request (`request.rs`), the reply and error shapes (`response.rs`),
 //! and the tool-choice fallback ([`Client`]).
 
+mod batches;
 mod builder;
 mod client;
 mod request;
 mod response;
 
 pub use crate::drive::http::DEFAULT_BODY_LIMIT;
+pub use batches::{Batches, DEFAULT_POLL_INTERVAL, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, MAX_RESENDS};
 pub use builder::{
     API_VERSION, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
     DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, refuses_forced_tool_use,

@@ -42,7 +42,7 @@ pub struct Bulk<M> {
 }
 
 /// What [`Bulk::on_progress`] keeps.
-type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+pub(crate) type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// Where a bulk run is, after each document.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -109,15 +109,7 @@ impl<M: Model + 'static> Bulk<M> {
         T: Extractable + Send + 'static,
     {
         let documents: Vec<Document> = documents.into_iter().collect();
-        let mut seen = BTreeSet::new();
-        for document in &documents {
-            if !seen.insert(document.id().into_owned()) {
-                return Err(Error::config(format!(
-                    "two documents have the id {}: give each its own with Document::with_id",
-                    crate::quote_prefix(&document.id())
-                )));
-            }
-        }
+        unique_ids(&documents)?;
         let (journal, mut recorded) = match &self.journal {
             Some(path) => {
                 let (journal, recorded) = Journal::open(path, &T::tool())?;
@@ -126,7 +118,7 @@ impl<M: Model + 'static> Bulk<M> {
             None => (None, Recorded::default()),
         };
         let total = documents.len();
-        let tally = Arc::new(Mutex::new(Progress { total, ..Progress::default() }));
+        let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
         let gate = Arc::new(Semaphore::new(self.concurrency));
         let mut tasks = tokio::task::JoinSet::new();
         for (index, document) in documents.into_iter().enumerate() {
@@ -137,40 +129,13 @@ impl<M: Model + 'static> Bulk<M> {
             let journal = journal.clone();
             let gate = gate.clone();
             let tally = tally.clone();
-            let progress = self.progress.clone();
             tasks.spawn(async move {
                 let _slot = gate.acquire_owned().await.expect("the semaphore is never closed");
                 let text = document.searchable_text().unwrap_or_default().to_string();
-                let mut result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
-                // A document a reviewer fixed counts valid, with the human's value.
-                if let (Some(fix), Ok(Ok(Outcome::Escalated(escalation)))) = (review, &result)
-                    && let Ok(fixed) = crate::review::<T>(escalation, &text, fix)
-                {
-                    result = Ok(Ok(Outcome::Valid(fixed)));
-                }
-                let snapshot = {
-                    let mut tally = tally.lock().expect("no task panics holding the tally");
-                    tally.done += 1;
-                    match &result {
-                        Ok(Ok(Outcome::Valid(_))) => tally.valid += 1,
-                        Ok(Ok(Outcome::Escalated(_))) => tally.escalated += 1,
-                        Ok(Err(_)) => tally.failed += 1,
-                        Err(_) => {}
-                    }
-                    *tally
-                };
-                tracing::info!(
-                    target: "extract",
-                    done = snapshot.done,
-                    total = snapshot.total,
-                    valid = snapshot.valid,
-                    escalated = snapshot.escalated,
-                    failed = snapshot.failed,
-                    document = %id,
-                    "bulk progress"
-                );
-                if let Some(progress) = progress {
-                    progress(&snapshot);
+                let result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
+                let result = result.map(|result| with_review(result, review, &text));
+                if let Ok(result) = &result {
+                    tally.lock().expect("no task panics holding the tally").finished(&id, result);
                 }
                 (index, id, result)
             });
@@ -183,9 +148,18 @@ impl<M: Model + 'static> Bulk<M> {
         }
         // Statistics in the documents' order, so a run and its resumption agree.
         finished.sort_by_key(|(index, _, _)| *index);
+        Ok(BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result))))
+    }
+}
+
+impl<T> BulkReport<T> {
+    /// The report of every document's result, in the documents' order.
+    pub(crate) fn from_results(
+        results: impl IntoIterator<Item = (String, Result<Outcome<T>, Error>)>,
+    ) -> BulkReport<T> {
         let mut report =
             BulkReport { outcomes: BTreeMap::new(), failed: BTreeMap::new(), stats: Stats::new() };
-        for (_, id, result) in finished {
+        for (id, result) in results {
             match result {
                 Ok(outcome) => {
                     report.stats.record(&outcome);
@@ -196,7 +170,74 @@ impl<M: Model + 'static> Bulk<M> {
                 }
             }
         }
-        Ok(report)
+        report
+    }
+}
+
+/// `Err` naming the first id two documents share.
+pub(crate) fn unique_ids(documents: &[Document]) -> Result<(), Error> {
+    let mut seen = BTreeSet::new();
+    for document in documents {
+        if !seen.insert(document.id()) {
+            return Err(Error::config(format!(
+                "two documents have the id {}: give each its own with Document::with_id",
+                crate::quote_prefix(&document.id())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A document a reviewer fixed counts valid, with the human's value (a
+/// fix that no longer passes the validators leaves the escalation as it is).
+pub(crate) fn with_review<T: Extractable + Send + 'static>(
+    result: Result<Outcome<T>, Error>,
+    review: Option<serde_json::Value>,
+    text: &str,
+) -> Result<Outcome<T>, Error> {
+    match (review, result) {
+        (Some(fix), Ok(Outcome::Escalated(escalation))) => match crate::review::<T>(&escalation, text, fix) {
+            Ok(fixed) => Ok(Outcome::Valid(fixed)),
+            Err(_) => Ok(Outcome::Escalated(escalation)),
+        },
+        (_, result) => result,
+    }
+}
+
+/// The run's progress: counted after each finished document, reported to
+/// `tracing` and to the caller's callback.
+pub(crate) struct Tally {
+    progress: Progress,
+    callback: Option<ProgressCallback>,
+}
+
+impl Tally {
+    pub(crate) fn new(total: usize, callback: Option<ProgressCallback>) -> Tally {
+        Tally { progress: Progress { total, ..Progress::default() }, callback }
+    }
+
+    /// Counts document `id`'s result and reports the progress.
+    pub(crate) fn finished<T>(&mut self, id: &str, result: &Result<Outcome<T>, Error>) {
+        let progress = &mut self.progress;
+        progress.done += 1;
+        match result {
+            Ok(Outcome::Valid(_)) => progress.valid += 1,
+            Ok(Outcome::Escalated(_)) => progress.escalated += 1,
+            Err(_) => progress.failed += 1,
+        }
+        tracing::info!(
+            target: "extract",
+            done = progress.done,
+            total = progress.total,
+            valid = progress.valid,
+            escalated = progress.escalated,
+            failed = progress.failed,
+            document = %id,
+            "bulk progress"
+        );
+        if let Some(callback) = &self.callback {
+            callback(progress);
+        }
     }
 }
 
@@ -290,15 +331,16 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
     let mut record = |prompt: &crate::Prompt, reply: &crate::Reply, done: bool| -> Result<(), Error> {
         match journal {
-            Some(journal) => {
-                journal.lock().expect("no task panics holding the journal").reply(id, prompt, reply, done)
-            }
+            Some(journal) => journal
+                .lock()
+                .expect("no task panics holding the journal")
+                .reply(id, prompt, reply, done, None),
             None => Ok(()),
         }
     };
     let result = extractor.drive_recorded(run, recorded, &mut record).await;
     if let (Some(journal), Err(error)) = (journal, &result) {
-        journal.lock().expect("no task panics holding the journal").failed(id, error)?;
+        journal.lock().expect("no task panics holding the journal").failed(id, error, None)?;
     }
     Ok(result)
 }

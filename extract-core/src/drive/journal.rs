@@ -12,7 +12,7 @@
 //! end, which opening truncates; any other line that is not a record is an
 //! error naming the file and the line.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -30,10 +30,31 @@ const VERSION: u32 = 1;
 enum Record {
     /// The first line: what the journal is for.
     Header { version: u32, tool: String, schema: String },
-    /// A reply the model gave document `document` at `attempt`, to the prompt whose digest is `prompt`.
-    Reply { document: String, attempt: u32, prompt: String, reply: Reply },
+    /// A reply the model gave document `document` at `attempt`, to the
+    /// prompt whose digest is `prompt` (from the message batch `batch`, on
+    /// the Message Batches API).
+    Reply {
+        document: String,
+        attempt: u32,
+        prompt: String,
+        reply: Reply,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<String>,
+    },
     /// A transport failure: the document is not finished, and a resumed run tries it again.
-    Failed { document: String, error: String },
+    Failed {
+        document: String,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<String>,
+    },
+    /// A message batch was created, holding these documents at these attempts.
+    Batch { id: String, documents: Vec<(String, u32)> },
+    /// A result of batch `batch` to be sent again (errored with a transient
+    /// error, expired, canceled or missing), without spending an attempt.
+    Resent { document: String, batch: String, reason: String },
+    /// Every result of the batch has been handled.
+    Collected { id: String },
     /// A reviewer's fix of an escalated document (a JSON merge patch that
     /// passed all three layers when it was recorded).
     Reviewed { document: String, fix: serde_json::Value },
@@ -49,6 +70,13 @@ pub(crate) struct Recorded {
     pub replies: BTreeMap<String, Vec<Reply>>,
     /// The reviewers' fixes, by document id (the last one counts).
     pub reviews: BTreeMap<String, serde_json::Value>,
+    /// The message batches created and not yet collected, oldest first,
+    /// each with its documents and their attempts.
+    pub open_batches: Vec<(String, Vec<(String, u32)>)>,
+    /// The results already handled, as (batch id, document id).
+    pub handled: BTreeSet<(String, String)>,
+    /// How many times each document's current attempt has been resent.
+    pub resends: BTreeMap<String, u32>,
 }
 
 /// An open journal, appending.
@@ -116,13 +144,27 @@ impl Journal {
                         "journal {shown}: line {number} comes before the header"
                     )));
                 }
-                Record::Reply { document, reply, .. } => {
+                Record::Reply { document, reply, batch, .. } => {
+                    recorded.resends.remove(&document);
+                    if let Some(batch) = batch {
+                        recorded.handled.insert((batch, document.clone()));
+                    }
                     recorded.replies.entry(document).or_default().push(reply)
                 }
-                Record::Failed { document, .. } => {
+                Record::Failed { document, batch, .. } => {
+                    recorded.resends.remove(&document);
+                    if let Some(batch) = batch {
+                        recorded.handled.insert((batch, document.clone()));
+                    }
                     // The replies before a failure are kept: the resumed run goes on from them.
                     recorded.replies.entry(document).or_default();
                 }
+                Record::Batch { id, documents } => recorded.open_batches.push((id, documents)),
+                Record::Resent { document, batch, .. } => {
+                    *recorded.resends.entry(document.clone()).or_default() += 1;
+                    recorded.handled.insert((batch, document));
+                }
+                Record::Collected { id } => recorded.open_batches.retain(|(open, _)| *open != id),
                 Record::Reviewed { document, fix } => {
                     recorded.reviews.insert(document, fix);
                 }
@@ -145,7 +187,14 @@ impl Journal {
 
     /// Records a reply to `prompt`, and, when it ended the document's run,
     /// that the document is done (both in one write).
-    pub fn reply(&mut self, document: &str, prompt: &Prompt, reply: &Reply, done: bool) -> Result<(), Error> {
+    pub fn reply(
+        &mut self,
+        document: &str,
+        prompt: &Prompt,
+        reply: &Reply,
+        done: bool,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
         // The prompt is its document, the tool (in the header) and, on a
         // correction, what the last attempt gave: that part is digested.
         let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
@@ -154,6 +203,7 @@ impl Journal {
             attempt: prompt.attempt,
             prompt: sent,
             reply: reply.clone(),
+            batch: batch.map(str::to_owned),
         };
         let mut lines = line(&record)?;
         if done {
@@ -167,9 +217,32 @@ impl Journal {
         self.append_record(&Record::Reviewed { document: document.into(), fix: fix.clone() })
     }
 
-    /// Records a transport failure.
-    pub fn failed(&mut self, document: &str, error: &Error) -> Result<(), Error> {
-        self.append_record(&Record::Failed { document: document.into(), error: error.to_string() })
+    /// Records a transport failure (of a result of `batch`, if any).
+    pub fn failed(&mut self, document: &str, error: &Error, batch: Option<&str>) -> Result<(), Error> {
+        self.append_record(&Record::Failed {
+            document: document.into(),
+            error: error.to_string(),
+            batch: batch.map(str::to_owned),
+        })
+    }
+
+    /// Records a message batch just created, with its documents and their attempts.
+    pub fn batch_created(&mut self, id: &str, documents: &[(String, u32)]) -> Result<(), Error> {
+        self.append_record(&Record::Batch { id: id.into(), documents: documents.to_vec() })
+    }
+
+    /// Records that `document`'s result in `batch` is to be sent again.
+    pub fn resent(&mut self, document: &str, batch: &str, reason: &str) -> Result<(), Error> {
+        self.append_record(&Record::Resent {
+            document: document.into(),
+            batch: batch.into(),
+            reason: reason.into(),
+        })
+    }
+
+    /// Records that every result of `batch` has been handled.
+    pub fn collected(&mut self, batch: &str) -> Result<(), Error> {
+        self.append_record(&Record::Collected { id: batch.into() })
     }
 
     /// One record, one whole line, one write.

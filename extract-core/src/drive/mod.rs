@@ -3,12 +3,12 @@
 //! many documents with its durable journal, the scripted model of
 //! [`testing`], and the transport and configuration [`Error`].
 
-mod bulk;
+pub(crate) mod bulk;
 mod error;
 mod extractor;
 #[cfg(feature = "http")]
 pub(crate) mod http;
-mod journal;
+pub(crate) mod journal;
 mod model;
 pub mod testing;
 

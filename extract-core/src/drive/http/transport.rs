@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use tracing::{debug, warn};
 
@@ -90,6 +91,11 @@ pub(crate) enum Failure {
     Transport(String),
     /// The answer was larger than the body limit.
     TooLarge(String),
+    /// The caller's line handler stopped the exchange; never retried.
+    Abort(Box<Error>),
+    /// An error status with what the retry loop needs to decide; never
+    /// leaves the transport.
+    Status { failure: Box<Failure>, server_delay: Option<Duration>, retryable: bool },
 }
 
 impl fmt::Display for Failure {
@@ -99,6 +105,8 @@ impl fmt::Display for Failure {
                 write!(f, "HTTP {status} {}: {}", error.error_type, error.message)
             }
             Failure::Transport(message) | Failure::TooLarge(message) => f.write_str(message),
+            Failure::Status { failure, .. } => failure.fmt(f),
+            Failure::Abort(error) => error.fmt(f),
         }
     }
 }
@@ -111,6 +119,8 @@ impl From<Failure> for Error {
             }
             Failure::Transport(message) => Error::transport(message),
             Failure::TooLarge(message) => Error::invalid_response(message),
+            Failure::Status { failure, .. } => Error::from(*failure),
+            Failure::Abort(error) => *error,
         }
     }
 }
@@ -136,12 +146,22 @@ pub(crate) fn mask_credentials(url: &str) -> String {
     }
 }
 
+/// What an exchange does with a success response.
+enum Read<'a> {
+    /// Reads the whole body (up to the body limit).
+    Whole,
+    /// Hands each line to the callback as it arrives.
+    Lines(&'a mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send)),
+}
+
 /// The HTTP side of a backend: where requests go, what headers they carry,
 /// and how failures are retried. Clones share one connection pool.
 #[derive(Clone)]
 pub(crate) struct Transport {
     http: reqwest::Client,
     service: &'static str,
+    base_url: String,
+    shown_base: String,
     endpoint: String,
     shown_endpoint: String,
     headers: HeaderMap,
@@ -180,6 +200,8 @@ impl Transport {
         Ok(Transport {
             http,
             service,
+            base_url: base_url.to_string(),
+            shown_base: shown_base.clone(),
             endpoint: format!("{base_url}{path}"),
             shown_endpoint: format!("{shown_base}{path}"),
             headers,
@@ -199,41 +221,108 @@ impl Transport {
         &self.endpoint
     }
 
-    /// POSTs the JSON `body`, retrying per the transport policy; the success
-    /// body, or the last failure. `parse_error` reads the API's error shape.
+    /// POSTs the JSON `body` to the endpoint, retrying per the transport
+    /// policy; the success body, or the last failure. `parse_error` reads the
+    /// API's error shape.
     pub async fn post(
         &self,
         body: Vec<u8>,
         parse_error: fn(u16, &[u8]) -> ApiError,
     ) -> Result<Vec<u8>, Failure> {
+        self.exchange(Method::POST, &self.endpoint, Some(&body), parse_error, &mut Read::Whole).await
+    }
+
+    /// Sends `method` to `path` under the base URL (with a JSON `body`, if
+    /// any), retrying like [`post`](Transport::post); the success body.
+    pub async fn send_to(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&[u8]>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+    ) -> Result<Vec<u8>, Failure> {
+        let url = format!("{}{path}", self.base_url);
+        self.exchange(method, &url, body, parse_error, &mut Read::Whole).await
+    }
+
+    /// GETs `path` under the base URL and hands each line of the success
+    /// body to `each` as it arrives (a body of any size; one line may be up
+    /// to the body limit). A body cut short is fetched again from the
+    /// start, under the same retry policy, so `each` may see a line twice.
+    pub async fn get_lines(
+        &self,
+        path: &str,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+        each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
+    ) -> Result<(), Failure> {
+        let url = format!("{}{path}", self.base_url);
+        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each)).await.map(drop)
+    }
+
+    /// The lines of a success body, each handed to `each` as it arrives.
+    async fn read_lines(
+        &self,
+        mut response: reqwest::Response,
+        each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
+    ) -> Result<(), Failure> {
+        let limit = self.settings.body_limit;
+        let mut line = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| Failure::Transport(self.describe(&e, "reading the response body")))?
+        {
+            let mut rest = &chunk[..];
+            while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+                line.extend_from_slice(&rest[..end]);
+                each(&line)?;
+                line.clear();
+                rest = &rest[end + 1..];
+            }
+            line.extend_from_slice(rest);
+            if line.len() > limit {
+                return Err(Failure::TooLarge(format!(
+                    "a line of the response body from {} is longer than the {limit}-byte limit",
+                    self.shown(response.url().as_str())
+                )));
+            }
+        }
+        if !line.is_empty() {
+            each(&line)?;
+        }
+        Ok(())
+    }
+
+    /// The retry loop every exchange shares: send, read an error body and
+    /// decide, wait, send again. A success response goes to `read`, whose
+    /// transport failures (a body cut short) are retried like the others.
+    async fn exchange(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&[u8]>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+        read: &mut Read<'_>,
+    ) -> Result<Vec<u8>, Failure> {
         let mut retry = 0;
         loop {
             self.wait_out_pause().await;
-            let (failure, server_delay, retryable) = match self.post_once(body.clone()).await {
-                Ok((status, _, body)) if (200..300).contains(&status) => return Ok(body),
-                Ok((status, headers, body)) => {
-                    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-                    let error = parse_error(status, &body);
-                    let retryable = retry::should_retry_status(
-                        status,
-                        header("x-should-retry"),
-                        error.error_code.as_deref(),
-                    );
-                    let server_delay = retry::server_delay(
-                        header("retry-after-ms"),
-                        header("retry-after"),
-                        SystemTime::now(),
-                    );
-                    let request_id = header("request-id")
-                        .or_else(|| header("x-request-id"))
-                        .map(str::to_owned)
-                        .or_else(|| error.request_id.clone());
-                    debug!(
-                        status,
-                        request_id = request_id.as_deref().unwrap_or(""),
-                        service = self.service,
-                        "error response"
-                    );
+            let answer = match self.send_once(method.clone(), url, body).await {
+                Ok(response) if response.status().is_success() => match read {
+                    Read::Whole => self.read_whole(response, self.settings.body_limit).await,
+                    Read::Lines(each) => self.read_lines(response, &mut **each).await.map(|()| Vec::new()),
+                },
+                Ok(response) => Err(self.error_status(response, parse_error).await),
+                Err(failure) => Err(failure),
+            };
+            let (failure, server_delay, retryable) = match answer {
+                Ok(value) => return Ok(value),
+                Err(failure @ (Failure::TooLarge(_) | Failure::Abort(_))) => return Err(failure),
+                Err(Failure::Status { failure, server_delay, retryable }) => {
+                    let status = match &*failure {
+                        Failure::Api { status, .. } => *status,
+                        _ => 0,
+                    };
                     if retryable && matches!(status, 429 | 529) {
                         self.pause_all(retry::delay(
                             retry,
@@ -243,9 +332,8 @@ impl Transport {
                             0.0,
                         ));
                     }
-                    (Failure::Api { status, error, request_id }, server_delay, retryable)
+                    (*failure, server_delay, retryable)
                 }
-                Err(failure @ Failure::TooLarge(_)) => return Err(failure),
                 Err(failure) => (failure, None, true),
             };
             if !retryable || retry >= self.settings.retries {
@@ -270,6 +358,42 @@ impl Transport {
         }
     }
 
+    /// An error status, read: the API's error, how long the server asks to
+    /// wait, and whether the request may be retried.
+    async fn error_status(
+        &self,
+        response: reqwest::Response,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+    ) -> Failure {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = match self.read_whole(response, self.settings.body_limit).await {
+            Ok(body) => body,
+            Err(failure) => return failure,
+        };
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let error = parse_error(status, &body);
+        let retryable =
+            retry::should_retry_status(status, header("x-should-retry"), error.error_code.as_deref());
+        let server_delay =
+            retry::server_delay(header("retry-after-ms"), header("retry-after"), SystemTime::now());
+        let request_id = header("request-id")
+            .or_else(|| header("x-request-id"))
+            .map(str::to_owned)
+            .or_else(|| error.request_id.clone());
+        debug!(
+            status,
+            request_id = request_id.as_deref().unwrap_or(""),
+            service = self.service,
+            "error response"
+        );
+        Failure::Status {
+            failure: Box::new(Failure::Api { status, error, request_id }),
+            server_delay,
+            retryable,
+        }
+    }
+
     /// Makes every request through this transport wait `wait` from now
     /// (extending, never shortening, a pause already set).
     fn pause_all(&self, wait: Duration) {
@@ -288,26 +412,25 @@ impl Transport {
         }
     }
 
-    /// One HTTP exchange: status, headers and the whole body (up to the
-    /// limit), or why there was none.
-    async fn post_once(&self, body: Vec<u8>) -> Result<(u16, HeaderMap, Vec<u8>), Failure> {
-        let mut response = self
-            .http
-            .post(&self.endpoint)
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| Failure::Transport(self.describe(&e, "sending the request")))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let limit = self.settings.body_limit;
+    /// One request, up to the response head.
+    async fn send_once(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&[u8]>,
+    ) -> Result<reqwest::Response, Failure> {
+        let mut request = self.http.request(method, url).headers(self.headers.clone());
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_vec());
+        }
+        request.send().await.map_err(|e| Failure::Transport(self.describe(&e, "sending the request")))
+    }
+
+    /// The whole body of `response`, up to `limit` bytes.
+    async fn read_whole(&self, mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Failure> {
+        let shown = self.shown(response.url().as_str());
         let too_large = || {
-            Failure::TooLarge(format!(
-                "the response body from {} is larger than the {limit}-byte limit",
-                self.shown_endpoint
-            ))
+            Failure::TooLarge(format!("the response body from {shown} is larger than the {limit}-byte limit"))
         };
         if response.content_length().is_some_and(|length| length > limit as u64) {
             return Err(too_large());
@@ -323,25 +446,31 @@ impl Transport {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok((status, headers, body))
+        Ok(body)
+    }
+
+    /// A URL under the base URL as messages show it (credentials masked).
+    fn shown(&self, url: &str) -> String {
+        mask_in_text(url, &self.base_url, &self.shown_base)
     }
 
     /// A transport failure in words, with its causes (never the request's headers).
     fn describe(&self, error: &reqwest::Error, during: &str) -> String {
+        let shown = error.url().map_or_else(|| self.shown_endpoint.clone(), |url| self.shown(url.as_str()));
         let what = if error.is_timeout() {
             format!("the {} did not answer within the {:?} timeout", self.service, self.settings.timeout)
         } else if error.is_connect() {
-            format!("could not connect to {}", self.shown_endpoint)
+            format!("could not connect to {shown}")
         } else if error.is_body() || error.is_decode() {
-            format!("the response body from {} was cut short or unreadable", self.shown_endpoint)
+            format!("the response body from {shown} was cut short or unreadable")
         } else {
-            format!("the request to {} failed", self.shown_endpoint)
+            format!("the request to {shown} failed")
         };
         let mut causes = Vec::new();
         let mut source = std::error::Error::source(error);
         while let Some(cause) = source {
             // A cause may quote the URL, credentials and all.
-            causes.push(mask_in_text(&cause.to_string(), &self.endpoint, &self.shown_endpoint));
+            causes.push(mask_in_text(&cause.to_string(), &self.base_url, &self.shown_base));
             source = cause.source();
         }
         if causes.is_empty() {

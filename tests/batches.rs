@@ -1,0 +1,488 @@
+//! `Batches` against a local stand-in of the Message Batches API on
+//! 127.0.0.1 (a real HTTP server on real sockets): create (with a 429),
+//! retrieve (`in_progress`, then `ended`), results in shuffled order with
+//! errored, expired and missing results, cancel; and a run killed after its
+//! first batch was created, resumed on the same journal.
+
+#[path = "../extract-core/tests/common/mod.rs"]
+mod common;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use extract::anthropic::{Batches, Client};
+use extract::{BulkReport, Document, Error, Extractable, Retries};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[check(sum(line_items.amount) == total, tolerance = 0.01)]
+struct Invoice {
+    line_items: Vec<Item>,
+    total: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+struct Item {
+    amount: f64,
+}
+
+/// What the stand-in holds: its batches, what it was asked, and the faults
+/// still to inject.
+#[derive(Default)]
+struct Stand {
+    batches: Vec<Held>,
+    /// Every request, as `METHOD path`.
+    log: Vec<String>,
+    /// 429s still to answer to a create.
+    create_429s: usize,
+    /// Polls each batch answers `in_progress` before `ended`.
+    polls_in_progress: usize,
+    /// Faults by custom_id, one per result, oldest first: `overloaded`,
+    /// `expired`, `canceled`, `missing`, `invalid`.
+    faults: BTreeMap<String, VecDeque<&'static str>>,
+    /// Results bodies still to cut off half-way (the connection closes).
+    cut_results: usize,
+}
+
+struct Held {
+    id: String,
+    requests: Vec<(String, Value)>,
+    /// The size of the create request's body.
+    bytes: usize,
+    polls: usize,
+    canceled: bool,
+}
+
+type Shared = Arc<Mutex<Stand>>;
+
+/// Starts the stand-in; its base URL and state.
+async fn stand_in(stand: Stand) -> (String, Shared) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let shared: Shared = Arc::new(Mutex::new(stand));
+    let state = shared.clone();
+    let url = base.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { return };
+            tokio::spawn(serve(stream, state.clone(), url.clone()));
+        }
+    });
+    (base, shared)
+}
+
+async fn serve(mut stream: TcpStream, state: Shared, base: String) {
+    while let Some(request) = common::read_request(&mut stream).await {
+        assert_eq!(request.header("x-api-key"), Some("test-key"), "every request carries the key");
+        assert!(request.header("anthropic-version").is_some());
+        let (status, headers, body) = answer(&state, &base, &request);
+        let cut = request.path.ends_with("/results") && {
+            let mut stand = state.lock().unwrap();
+            let cut = stand.cut_results > 0;
+            stand.cut_results = stand.cut_results.saturating_sub(1);
+            cut
+        };
+        let mut head = format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let sent = if cut { &body[..body.len() / 2] } else { &body[..] };
+        if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(sent).await.is_err() || cut {
+            return;
+        }
+    }
+}
+
+fn batch_object(held: &Held, base: &str, ended: bool) -> Value {
+    json!({
+        "id": held.id,
+        "type": "message_batch",
+        "processing_status": if ended { "ended" } else { "in_progress" },
+        "request_counts": {"processing": if ended { 0 } else { held.requests.len() }, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
+        "created_at": "2026-12-01T10:00:00Z",
+        "expires_at": "2026-12-02T10:00:00Z",
+        "ended_at": if ended { json!("2026-12-01T10:05:00Z") } else { Value::Null },
+        "cancel_initiated_at": null,
+        "archived_at": null,
+        "results_url": if ended { json!(format!("{base}/v1/messages/batches/{}/results", held.id)) } else { Value::Null },
+    })
+}
+
+fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut stand = state.lock().unwrap();
+    stand.log.push(format!("{} {}", request.method, request.path));
+    let parts: Vec<&str> = request.path.trim_start_matches('/').split('/').collect();
+    match (request.method.as_str(), parts.as_slice()) {
+        ("POST", ["v1", "messages", "batches"]) => {
+            if stand.create_429s > 0 {
+                stand.create_429s -= 1;
+                let body =
+                    json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}});
+                return (429, vec![("retry-after".into(), "0".into())], body.to_string().into_bytes());
+            }
+            let body = request.json();
+            let requests: Vec<(String, Value)> = body["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r["custom_id"].as_str().unwrap().to_string(), r["params"].clone()))
+                .collect();
+            let held = Held {
+                id: format!("msgbatch_{:03}", stand.batches.len() + 1),
+                requests,
+                bytes: request.body.len(),
+                polls: 0,
+                canceled: false,
+            };
+            let object = batch_object(&held, base, false);
+            stand.batches.push(held);
+            (200, vec![], object.to_string().into_bytes())
+        }
+        ("GET", ["v1", "messages", "batches", id]) => {
+            let polls_in_progress = stand.polls_in_progress;
+            let Some(held) = stand.batches.iter_mut().find(|b| b.id == *id) else {
+                return (
+                    404,
+                    vec![],
+                    br#"{"type":"error","error":{"type":"not_found_error","message":"no such batch"}}"#
+                        .to_vec(),
+                );
+            };
+            held.polls += 1;
+            let ended = held.canceled || held.polls > polls_in_progress;
+            (200, vec![], batch_object(held, base, ended).to_string().into_bytes())
+        }
+        ("POST", ["v1", "messages", "batches", id, "cancel"]) => {
+            let held = stand.batches.iter_mut().find(|b| b.id == *id).unwrap();
+            held.canceled = true;
+            (200, vec![], batch_object(held, base, false).to_string().into_bytes())
+        }
+        ("GET", ["v1", "messages", "batches", id, "results"]) => {
+            let index = stand.batches.iter().position(|b| b.id == *id).unwrap();
+            let requests = stand.batches[index].requests.clone();
+            let canceled = stand.batches[index].canceled;
+            let mut lines = Vec::new();
+            for (custom_id, params) in &requests {
+                let fault = if canceled {
+                    Some("canceled")
+                } else {
+                    stand.faults.get_mut(custom_id).and_then(VecDeque::pop_front)
+                };
+                let result = match fault {
+                    Some("missing") => continue,
+                    Some("overloaded") => {
+                        json!({"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}})
+                    }
+                    Some("invalid") => {
+                        json!({"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"}}})
+                    }
+                    Some(kind) => json!({"type": kind}),
+                    None => json!({"type": "succeeded", "message": model(params)}),
+                };
+                lines.push(json!({"custom_id": custom_id, "result": result}).to_string());
+            }
+            shuffle(&mut lines, index as u64 + 7);
+            let mut body = lines.join("\n");
+            body.push('\n');
+            (200, vec![], body.into_bytes())
+        }
+        _ => (
+            404,
+            vec![],
+            br#"{"type":"error","error":{"type":"not_found_error","message":"no such route"}}"#.to_vec(),
+        ),
+    }
+}
+
+/// A deterministic shuffle (an LCG picks each swap).
+fn shuffle(lines: &mut [String], mut seed: u64) {
+    for i in (1..lines.len()).rev() {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        lines.swap(i, (seed >> 33) as usize % (i + 1));
+    }
+}
+
+/// The model behind the stand-in: reads `amounts 1 2 3 total 6` from the
+/// request's document; `wrong` drops the last amount on a first attempt
+/// (the check fails, the correction fixes it), `stuck` always drops it.
+fn model(params: &Value) -> Value {
+    let content = params["messages"][0]["content"].as_array().unwrap();
+    let correction = content.len() > 2;
+    let text = content.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n");
+    let start = text.find("amounts ").expect("the document is in the request");
+    let words: Vec<&str> = text[start..].split_whitespace().collect();
+    let total_at = words.iter().position(|w| *w == "total").unwrap();
+    let mut amounts: Vec<f64> = words[1..total_at].iter().map(|w| w.parse().unwrap()).collect();
+    let rest = &words[total_at + 1..];
+    if (rest.contains(&"wrong") && !correction) || rest.contains(&"stuck") {
+        amounts.pop();
+    }
+    let items: Vec<Value> = amounts.iter().map(|a| json!({"amount": a})).collect();
+    let total: f64 = words[total_at + 1].trim_matches(|c: char| !c.is_ascii_digit()).parse().unwrap();
+    json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": params["model"],
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": params["tools"][0]["name"], "input": {"line_items": items, "total": total}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 100, "output_tokens": 20}
+    })
+}
+
+/// Twelve documents: every third one needs a correction.
+fn documents() -> Vec<Document> {
+    (0..12)
+        .map(|i| {
+            let wrong = if i % 3 == 0 { " wrong" } else { "" };
+            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
+        })
+        .collect()
+}
+
+fn client(base: &str) -> Client {
+    Client::builder()
+        .api_key("test-key")
+        .base_url(base)
+        .model("claude-haiku-5-5")
+        .retry_backoff(Duration::from_millis(1), Duration::from_millis(5))
+        .build()
+        .unwrap()
+}
+
+fn batches(base: &str) -> Batches {
+    Batches::new(client(base)).retries(Retries::new(2).unwrap()).poll_interval(Duration::from_millis(5))
+}
+
+fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
+    report.outcomes.values().map(|o| serde_json::to_string(o).unwrap()).collect()
+}
+
+fn temp_journal(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("extract-batches-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.journal");
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn count(log: &[String], prefix: &str) -> usize {
+    log.iter().filter(|l| l.starts_with(prefix)).count()
+}
+
+fn creates(log: &[String]) -> usize {
+    log.iter().filter(|l| *l == "POST /v1/messages/batches").count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_carry_corrections_and_a_429_on_create_only_waits() {
+    let (base, stand) = stand_in(Stand { create_429s: 1, polls_in_progress: 2, ..Stand::default() }).await;
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let report = batches(&base)
+        .on_progress(move |p| seen.lock().unwrap().push(p.done))
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+
+    assert_eq!(report.outcomes.len(), 12, "{:?}", report.failed);
+    assert_eq!(report.stats.valid(), 12);
+    // The four `wrong` documents needed a second attempt: a second round of 4.
+    let second: Vec<_> =
+        report.outcomes.iter().filter(|(_, o)| o.attempts() == 2).map(|(id, _)| id.clone()).collect();
+    assert_eq!(second, ["inv-00", "inv-03", "inv-06", "inv-09"]);
+    let stand = stand.lock().unwrap();
+    assert_eq!(stand.batches.len(), 2, "one batch per round");
+    assert_eq!(stand.batches[0].requests.len(), 12);
+    assert_eq!(stand.batches[1].requests.len(), 4);
+    // The correction carries the previous output and its violations.
+    let correction = stand.batches[1].requests[0].1.to_string();
+    assert!(correction.contains("VALIDATION ERRORS"), "{correction}");
+    assert_eq!(creates(&stand.log), 3, "the 429 was retried once");
+    // Each batch polled until it ended: twice in progress, then ended.
+    assert_eq!(count(&stand.log, "GET /v1/messages/batches/msgbatch_001"), 3 + 1);
+    assert_eq!(*progress.lock().unwrap(), (1..=12).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_results_are_resent_without_spending_an_attempt_and_invalid_ones_fail() {
+    let mut faults = BTreeMap::new();
+    faults.insert("inv-01".to_string(), VecDeque::from(["overloaded", "expired"]));
+    faults.insert("inv-02".to_string(), VecDeque::from(["missing"]));
+    faults.insert("inv-04".to_string(), VecDeque::from(["invalid"]));
+    // Four transient faults in a row: three resends, then failed.
+    faults.insert("inv-05".to_string(), VecDeque::from(["overloaded", "canceled", "expired", "overloaded"]));
+    let (base, stand) = stand_in(Stand { faults, ..Stand::default() }).await;
+    let report = batches(&base).run::<Invoice>(documents()).await.unwrap();
+
+    assert_eq!(report.outcomes.len(), 10);
+    for id in ["inv-01", "inv-02"] {
+        assert_eq!(report.outcomes[id].attempts(), 1, "{id}: a resend spends no attempt");
+        assert!(report.outcomes[id].is_valid());
+    }
+    match report.failed["inv-04"].root() {
+        Error::Api { status, error_type, message, .. } => {
+            assert_eq!((*status, error_type.as_str()), (400, "invalid_request_error"));
+            assert!(message.contains("prompt is too long"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let resent = report.failed["inv-05"].to_string();
+    assert!(resent.contains("after 3 resends") && resent.contains("overloaded_error"), "{resent}");
+    let stand = stand.lock().unwrap();
+    let sent = |id: &str| stand.batches.iter().filter(|b| b.requests.iter().any(|(c, _)| c == id)).count();
+    assert_eq!(sent("inv-04"), 1, "an invalid request is not sent again");
+    assert_eq!(sent("inv-05"), 4, "sent once and resent three times");
+    assert_eq!(sent("inv-01"), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_past_the_limits_is_split_into_several_batches() {
+    let (base, stand) = stand_in(Stand::default()).await;
+    let report = batches(&base).batch_limits(5, 1_000_000).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    {
+        let stand = stand.lock().unwrap();
+        let sizes: Vec<usize> = stand.batches.iter().map(|b| b.requests.len()).collect();
+        assert_eq!(sizes, [5, 5, 2, 4], "12 split by 5, then the 4 corrections");
+    }
+
+    // By bytes: each body stays under the limit, and a batch holds as many
+    // requests as fit (adding the next one would pass it).
+    let (base, stand) = stand_in(Stand::default()).await;
+    let report = batches(&base).batch_limits(100, 5_000).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    let stand = stand.lock().unwrap();
+    assert!(stand.batches.len() > 2, "{}", stand.batches.len());
+    assert!(stand.batches.iter().all(|b| b.bytes <= 5_000), "every body within the limit");
+    assert!(stand.batches.len() < 16, "requests share batches: {}", stand.batches.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_larger_than_a_batch_is_a_failure_naming_its_document() {
+    let (base, _) = stand_in(Stand::default()).await;
+    let report = batches(&base).batch_limits(100, 100).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.failed.len(), 12);
+    assert!(report.failed["inv-03"].to_string().contains("inv-03"), "{}", report.failed["inv-03"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_results_file_cut_short_is_read_again_and_no_result_counts_twice() {
+    let path = temp_journal("cut");
+    let (base, stand) = stand_in(Stand { cut_results: 1, ..Stand::default() }).await;
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    assert!(report.outcomes.values().all(|o| o.attempts() <= 2));
+    let stand = stand.lock().unwrap();
+    assert_eq!(count(&stand.log, "GET /v1/messages/batches/msgbatch_001/results"), 2, "read again");
+    assert_eq!(stand.batches.len(), 2, "the half read first is not resent");
+    let journal = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        journal.matches("\"record\":\"reply\"").count(),
+        16,
+        "12 first replies and 4 corrections, each once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_journal_again_sends_nothing_and_rebuilds_every_outcome() {
+    let path = temp_journal("again");
+    let (base, stand) = stand_in(Stand::default()).await;
+    let first = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    let requests = stand.lock().unwrap().log.len();
+    let again = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(stand.lock().unwrap().log.len(), requests, "nothing is asked again");
+    assert_eq!(packets(&first), packets(&again));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_batch_is_collected_by_the_next_run_and_its_requests_resent() {
+    let path = temp_journal("cancel");
+    let (base, stand) = stand_in(Stand { polls_in_progress: 1_000_000, ..Stand::default() }).await;
+    // A run that never sees its batch end, stopped from outside.
+    let stuck = batches(&base).journal(&path).unwrap();
+    let run = tokio::spawn(async move { stuck.run::<Invoice>(documents()).await });
+    let started = Instant::now();
+    while !journal_has(&path, "batch") {
+        assert!(started.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    run.abort();
+    let cancelled = batches(&base).journal(&path).unwrap().cancel::<Invoice>().await.unwrap();
+    assert_eq!(cancelled, ["msgbatch_001"]);
+    stand.lock().unwrap().polls_in_progress = 0;
+
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    let stand = stand.lock().unwrap();
+    assert_eq!(stand.batches.len(), 3, "the cancelled batch, its resend, the corrections");
+    assert_eq!(stand.batches[1].requests.len(), 12);
+    assert!(report.outcomes.values().all(|o| o.attempts() <= 2), "a canceled request spends no attempt");
+}
+
+/// The child process of the kill-and-resume test: a batch run on the journal
+/// and stand-in the parent names. Does nothing when run as an ordinary test.
+#[test]
+fn child_process_batches_run() {
+    let (Ok(path), Ok(base)) =
+        (std::env::var("EXTRACT_BATCHES_JOURNAL"), std::env::var("EXTRACT_BATCHES_BASE"))
+    else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    });
+}
+
+fn journal_has(path: &Path, record: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(&format!("\"record\":\"{record}\"")))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating_it_again() {
+    let path = temp_journal("killed");
+    // The batch stays in progress for a while, so the child is killed polling it.
+    let (base, stand) = stand_in(Stand { polls_in_progress: 40, ..Stand::default() }).await;
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
+        .env("EXTRACT_BATCHES_JOURNAL", &path)
+        .env("EXTRACT_BATCHES_BASE", &base)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !journal_has(&path, "batch") {
+        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled no batch");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!journal_has(&path, "reply"), "killed before any result was read");
+    assert_eq!(stand.lock().unwrap().batches.len(), 1);
+
+    // Resume: the batch is re-attached by its id, never created again.
+    let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(resumed.outcomes.len(), 12, "every document ends with exactly one outcome");
+    {
+        let stand = stand.lock().unwrap();
+        assert_eq!(stand.batches.len(), 2, "the first batch re-attached, then the corrections");
+        assert_eq!(stand.batches[1].requests.len(), 4);
+        assert_eq!(creates(&stand.log), 2);
+    }
+
+    // The outcomes equal an uninterrupted run's.
+    let (base, _) = stand_in(Stand::default()).await;
+    let uninterrupted = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(packets(&resumed), packets(&uninterrupted));
+}
