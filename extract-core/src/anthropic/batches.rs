@@ -62,7 +62,7 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Extractable)]
 /// struct Total { total: f64 }
 ///
-/// # async fn run() -> Result<(), extract::Error> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let report = Batches::new(Client::from_env()?)
 ///     .retries(Retries::new(2)?)
 ///     .journal("runs/march-batch.journal")?
