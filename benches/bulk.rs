@@ -114,14 +114,14 @@ fn main() {
 
         // The journal's cost: alternated runs at concurrency 16, zero latency.
         let (mut with, mut without, mut bytes) = (Vec::new(), Vec::new(), 0);
-        for round in 0..5 {
+        for round in 0..9 {
             without.push(run(Duration::ZERO, 16, None).await.0);
             let (rate, size) = run(Duration::ZERO, 16, Some(journal_path(&round.to_string()))).await;
             with.push(rate);
             bytes = size.unwrap_or(0);
         }
         let (with, without) = (median(with), median(without));
-        println!("\njournal at concurrency 16, zero latency (medians of 5 alternated runs):");
+        println!("\njournal at concurrency 16, zero latency (medians of 9 alternated runs):");
         println!(
             "  without: {without:.0} documents/s; with: {with:.0} documents/s; cost {:.1}%",
             (1.0 - with / without) * 100.0

@@ -113,7 +113,7 @@ impl<M: Model + 'static> Bulk<M> {
         let (journal, mut recorded) = match &self.journal {
             Some(path) => {
                 let (journal, recorded) = Journal::open(path, &T::tool())?;
-                (Some(Arc::new(Mutex::new(journal))), recorded)
+                (Some(Arc::new(journal)), recorded)
             }
             None => (None, Recorded::default()),
         };
@@ -283,7 +283,7 @@ impl<M: Model + 'static> Bulk<M> {
         T: Extractable + Send + 'static,
     {
         let path = self.journal.as_ref().ok_or_else(|| Error::config("a review needs a journal"))?;
-        let (mut journal, mut recorded) = Journal::open(path, &T::tool())?;
+        let (journal, mut recorded) = Journal::open(path, &T::tool())?;
         let id = document.id().into_owned();
         let text = document.searchable_text().unwrap_or_default().to_string();
         let replies = recorded.replies.remove(&id).unwrap_or_default();
@@ -326,21 +326,18 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
     id: &str,
     document: Document,
     recorded: Vec<crate::Reply>,
-    journal: Option<&Mutex<Journal>>,
+    journal: Option<&Journal>,
 ) -> Result<Result<Outcome<T>, Error>, Error> {
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
     let mut record = |prompt: &crate::Prompt, reply: &crate::Reply, done: bool| -> Result<(), Error> {
         match journal {
-            Some(journal) => journal
-                .lock()
-                .expect("no task panics holding the journal")
-                .reply(id, prompt, reply, done, None),
+            Some(journal) => journal.reply(id, prompt, reply, done, None),
             None => Ok(()),
         }
     };
     let result = extractor.drive_recorded(run, recorded, &mut record).await;
     if let (Some(journal), Err(error)) = (journal, &result) {
-        journal.lock().expect("no task panics holding the journal").failed(id, error, None)?;
+        journal.failed(id, error, None)?;
     }
     Ok(result)
 }

@@ -178,7 +178,7 @@ impl Journal {
             file.set_len(whole).map_err(|e| io("cannot cut off its partial last line", e))?;
             file.seek(SeekFrom::End(0)).map_err(|e| io("cannot seek", e))?;
         }
-        let mut journal = Journal { file, path: path.to_path_buf() };
+        let journal = Journal { file, path: path.to_path_buf() };
         if header.is_none() {
             journal.append_record(&Record::Header { version: VERSION, tool: tool.name.clone(), schema })?;
         }
@@ -188,7 +188,7 @@ impl Journal {
     /// Records a reply to `prompt`, and, when it ended the document's run,
     /// that the document is done (both in one write).
     pub fn reply(
-        &mut self,
+        &self,
         document: &str,
         prompt: &Prompt,
         reply: &Reply,
@@ -198,13 +198,9 @@ impl Journal {
         // The prompt is its document, the tool (in the header) and, on a
         // correction, what the last attempt gave: that part is digested.
         let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
-        let record = Record::Reply {
-            document: document.into(),
-            attempt: prompt.attempt,
-            prompt: sent,
-            reply: reply.clone(),
-            batch: batch.map(str::to_owned),
-        };
+        // Serialized from borrows: a bulk run writes one per reply.
+        let record =
+            ReplyLine { record: "reply", document, attempt: prompt.attempt, prompt: &sent, reply, batch };
         let mut lines = line(&record)?;
         if done {
             lines.push_str(&line(&Record::Done { document: document.into() })?);
@@ -213,12 +209,12 @@ impl Journal {
     }
 
     /// Records a reviewer's fix (already validated).
-    pub fn reviewed(&mut self, document: &str, fix: &serde_json::Value) -> Result<(), Error> {
+    pub fn reviewed(&self, document: &str, fix: &serde_json::Value) -> Result<(), Error> {
         self.append_record(&Record::Reviewed { document: document.into(), fix: fix.clone() })
     }
 
     /// Records a transport failure (of a result of `batch`, if any).
-    pub fn failed(&mut self, document: &str, error: &Error, batch: Option<&str>) -> Result<(), Error> {
+    pub fn failed(&self, document: &str, error: &Error, batch: Option<&str>) -> Result<(), Error> {
         self.append_record(&Record::Failed {
             document: document.into(),
             error: error.to_string(),
@@ -227,12 +223,12 @@ impl Journal {
     }
 
     /// Records a message batch just created, with its documents and their attempts.
-    pub fn batch_created(&mut self, id: &str, documents: &[(String, u32)]) -> Result<(), Error> {
+    pub fn batch_created(&self, id: &str, documents: &[(String, u32)]) -> Result<(), Error> {
         self.append_record(&Record::Batch { id: id.into(), documents: documents.to_vec() })
     }
 
     /// Records that `document`'s result in `batch` is to be sent again.
-    pub fn resent(&mut self, document: &str, batch: &str, reason: &str) -> Result<(), Error> {
+    pub fn resent(&self, document: &str, batch: &str, reason: &str) -> Result<(), Error> {
         self.append_record(&Record::Resent {
             document: document.into(),
             batch: batch.into(),
@@ -241,28 +237,98 @@ impl Journal {
     }
 
     /// Records that every result of `batch` has been handled.
-    pub fn collected(&mut self, batch: &str) -> Result<(), Error> {
+    pub fn collected(&self, batch: &str) -> Result<(), Error> {
         self.append_record(&Record::Collected { id: batch.into() })
     }
 
     /// One record, one whole line, one write.
-    fn append_record(&mut self, record: &Record) -> Result<(), Error> {
+    fn append_record(&self, record: &Record) -> Result<(), Error> {
         let line = line(record)?;
         self.write(&line)
     }
 
     /// Whole lines, in one write: a killed process leaves at most one partial line.
-    fn write(&mut self, lines: &str) -> Result<(), Error> {
-        self.file
-            .write_all(lines.as_bytes())
-            .map_err(|e| Error::config(format!("journal {}: cannot append to it: {e}", self.path.display())))
+    ///
+    /// The file is opened for appending, so concurrent writers need no lock:
+    /// the kernel appends each `write` whole. A short write is an error
+    /// (never finished by a second write another writer could interleave with).
+    fn write(&self, lines: &str) -> Result<(), Error> {
+        let failed = |e: std::io::Error| {
+            Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
+        };
+        let written = (&self.file).write(lines.as_bytes()).map_err(failed)?;
+        if written < lines.len() {
+            return Err(failed(std::io::Error::new(
+                std::io::ErrorKind::WriteZero,
+                format!("only {written} of {} bytes were written (is the disk full?)", lines.len()),
+            )));
+        }
+        Ok(())
     }
 }
 
+/// [`Record::Reply`], serialized from borrows: the same line.
+#[derive(Serialize)]
+struct ReplyLine<'a> {
+    record: &'static str,
+    document: &'a str,
+    attempt: u32,
+    prompt: &'a str,
+    reply: &'a Reply,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch: Option<&'a str>,
+}
+
 /// A record as one line of the journal.
-fn line(record: &Record) -> Result<String, Error> {
+fn line(record: &impl Serialize) -> Result<String, Error> {
     let mut line =
         serde_json::to_string(record).map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
     line.push('\n');
     Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writers_on_many_threads_append_whole_lines_without_a_lock() {
+        let path = std::env::temp_dir().join(format!("extract-journal-{}-threads", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let tool = Tool {
+            name: "t".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            strict: false,
+        };
+        let (journal, _) = Journal::open(&path, &tool).unwrap();
+        let prompt = Prompt::new(tool.clone(), "document");
+        std::thread::scope(|scope| {
+            for thread in 0..8 {
+                let (journal, prompt) = (&journal, &prompt);
+                scope.spawn(move || {
+                    for i in 0..500 {
+                        let reply = Reply::tool_call(
+                            serde_json::json!({"thread": thread, "i": i, "pad": "x".repeat(i)}),
+                        );
+                        journal.reply(&format!("d{thread}"), prompt, &reply, i == 499, None).unwrap();
+                    }
+                });
+            }
+        });
+        let (_, recorded) = Journal::open(&path, &tool).unwrap();
+        assert_eq!(recorded.replies.len(), 8);
+        for (document, replies) in &recorded.replies {
+            assert_eq!(replies.len(), 500, "{document}: every line whole and in its writer's order");
+            let order: Vec<u64> = replies
+                .iter()
+                .map(|r| match &r.content {
+                    crate::ReplyContent::ToolCall { input, .. } => input["i"].as_u64().unwrap(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
 }
