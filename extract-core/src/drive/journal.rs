@@ -40,6 +40,9 @@ enum Record {
         reply: Reply,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         batch: Option<String>,
+        /// Whether this reply ended the document's run.
+        #[serde(default)]
+        done: bool,
     },
     /// A transport failure: the document is not finished, and a resumed run tries it again.
     Failed {
@@ -58,7 +61,9 @@ enum Record {
     /// A reviewer's fix of an escalated document (a JSON merge patch that
     /// passed all three layers when it was recorded).
     Reviewed { document: String, fix: serde_json::Value },
-    /// The document's run ended with an outcome (rebuilt from its replies on resume).
+    /// The document's run ended with an outcome (rebuilt from its replies on
+    /// resume). Written as the reply's `done` flag; a line of its own in
+    /// journals of earlier versions, which still read.
     Done { document: String },
 }
 
@@ -199,13 +204,16 @@ impl Journal {
         // correction, what the last attempt gave: that part is digested.
         let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
         // Serialized from borrows: a bulk run writes one per reply.
-        let record =
-            ReplyLine { record: "reply", document, attempt: prompt.attempt, prompt: &sent, reply, batch };
-        let mut lines = line(&record)?;
-        if done {
-            lines.push_str(&line(&Record::Done { document: document.into() })?);
-        }
-        self.write(&lines)
+        let record = ReplyLine {
+            record: "reply",
+            document,
+            attempt: prompt.attempt,
+            prompt: &sent,
+            reply,
+            batch,
+            done,
+        };
+        self.write(&line(&record)?)
     }
 
     /// Records a reviewer's fix (already validated).
@@ -252,11 +260,11 @@ impl Journal {
     /// The file is opened for appending, so concurrent writers need no lock:
     /// the kernel appends each `write` whole. A short write is an error
     /// (never finished by a second write another writer could interleave with).
-    fn write(&self, lines: &str) -> Result<(), Error> {
+    fn write(&self, lines: &[u8]) -> Result<(), Error> {
         let failed = |e: std::io::Error| {
             Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
         };
-        let written = (&self.file).write(lines.as_bytes()).map_err(failed)?;
+        let written = (&self.file).write(lines).map_err(failed)?;
         if written < lines.len() {
             return Err(failed(std::io::Error::new(
                 std::io::ErrorKind::WriteZero,
@@ -277,13 +285,17 @@ struct ReplyLine<'a> {
     reply: &'a Reply,
     #[serde(skip_serializing_if = "Option::is_none")]
     batch: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    done: bool,
 }
 
 /// A record as one line of the journal.
-fn line(record: &impl Serialize) -> Result<String, Error> {
-    let mut line =
-        serde_json::to_string(record).map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
-    line.push('\n');
+fn line(record: &impl Serialize) -> Result<Vec<u8>, Error> {
+    // Sized for a typical reply, so the line is not grown while it is written.
+    let mut line = Vec::with_capacity(512);
+    serde_json::to_writer(&mut line, record)
+        .map_err(|e| Error::config(format!("cannot journal a record: {e}")))?;
+    line.push(b'\n');
     Ok(line)
 }
 
