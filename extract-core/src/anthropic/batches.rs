@@ -536,11 +536,14 @@ impl<T: Extractable + Send + 'static> State<T> {
     fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
         let i = self.index[id];
         let entry = &mut self.entries[i];
-        let prompt = entry.run.prompt().clone();
-        let next = entry.run.on_reply(reply.clone());
-        let done = matches!(next, Next::Done(_));
-        if let Some(journal) = &mut self.journal {
-            journal.reply(id, &prompt, &reply, done, Some(batch))?;
+        // Serialized before the policy takes the reply, written once it has judged it.
+        let line = match &self.journal {
+            Some(_) => Some(Journal::reply_line(id, entry.run.prompt(), &reply, Some(batch))?),
+            None => None,
+        };
+        let next = entry.run.on_reply(reply);
+        if let (Some(journal), Some(line)) = (&self.journal, line) {
+            journal.append_reply(line, matches!(next, Next::Done(_)))?;
         }
         self.handled.insert((batch.to_string(), id.to_string()));
         let entry = &mut self.entries[i];

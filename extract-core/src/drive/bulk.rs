@@ -329,13 +329,7 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
     journal: Option<&Journal>,
 ) -> Result<Result<Outcome<T>, Error>, Error> {
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    let mut record = |prompt: &crate::Prompt, reply: &crate::Reply, done: bool| -> Result<(), Error> {
-        match journal {
-            Some(journal) => journal.reply(id, prompt, reply, done, None),
-            None => Ok(()),
-        }
-    };
-    let result = extractor.drive_recorded(run, recorded, &mut record).await;
+    let result = extractor.drive_recorded(run, recorded, journal.map(|journal| (journal, id))).await;
     if let (Some(journal), Err(error)) = (journal, &result) {
         journal.failed(id, error, None)?;
     }

@@ -3,9 +3,8 @@
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::{
-    Document, Error, Extractable, Model, Next, Outcome, Prompt, Reply, Retries, Run, Tool, Violations,
-};
+use super::journal::Journal;
+use crate::{Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport and configuration failures; every
@@ -197,19 +196,19 @@ impl<M: Model> Extractor<M> {
     }
 
     async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
-        self.drive_recorded(run, Vec::new(), &mut |_, _, _| Ok(())).await
+        self.drive_recorded(run, Vec::new(), None).await
     }
 
     /// Drives `run`: first through `recorded` (the replies an earlier run
     /// got, replayed through the policy, which is deterministic), then
-    /// against the model, handing every new reply to `record` with the
-    /// prompt it answered and whether it ended the run (the journal of a
-    /// bulk run: one record per reply).
+    /// against the model, journalling every new reply as document `id`
+    /// (with the prompt it answered and whether it ended the run) before
+    /// the run goes on.
     pub(crate) async fn drive_recorded<T>(
         &self,
         mut run: Run<T>,
         recorded: Vec<Reply>,
-        record: &mut (dyn FnMut(&Prompt, &Reply, bool) -> Result<(), Error> + Send),
+        journal: Option<(&Journal, &str)>,
     ) -> Result<Outcome<T>, Error> {
         let prompt = run.prompt();
         if let Some(problem) = prompt.document.problem() {
@@ -238,10 +237,15 @@ impl<M: Model> Extractor<M> {
                         Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
                     },
                 };
-                let kept = new.then(|| reply.clone());
+                // The line is made from the reply before the policy takes it, and
+                // written with whether it ended the run before the run goes on.
+                let line = match journal {
+                    Some((_, id)) if new => Some(Journal::reply_line(id, &prompt, &reply, None)?),
+                    _ => None,
+                };
                 let next = run.on_reply(reply);
-                if let Some(reply) = kept {
-                    record(&prompt, &reply, matches!(next, Next::Done(_)))?;
+                if let (Some(line), Some((journal, _))) = (line, journal) {
+                    journal.append_reply(line, matches!(next, Next::Done(_)))?;
                 }
                 match next {
                     Next::Call(next) => prompt = next,

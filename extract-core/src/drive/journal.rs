@@ -91,6 +91,10 @@ pub(crate) struct Journal {
     path: PathBuf,
 }
 
+/// A reply's line, serialized before the reply is judged and written once
+/// it is (see [`Journal::reply_line`]).
+pub(crate) struct ReplyRecord(Vec<u8>);
+
 /// The digest journals use for a tool's schema and a prompt's text.
 pub(crate) fn digest(text: &str) -> String {
     let hash = Sha256::digest(text.as_bytes());
@@ -190,30 +194,31 @@ impl Journal {
         Ok((journal, recorded))
     }
 
-    /// Records a reply to `prompt`, and, when it ended the document's run,
-    /// that the document is done (both in one write).
-    pub fn reply(
-        &self,
+    /// The line of a reply to `prompt`, serialized from borrows, so a
+    /// driver need not keep a copy of the reply while the policy judges it;
+    /// [`append_reply`](Journal::append_reply) writes it.
+    pub fn reply_line(
         document: &str,
         prompt: &Prompt,
         reply: &Reply,
-        done: bool,
         batch: Option<&str>,
-    ) -> Result<(), Error> {
+    ) -> Result<ReplyRecord, Error> {
         // The prompt is its document, the tool (in the header) and, on a
         // correction, what the last attempt gave: that part is digested.
         let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
-        // Serialized from borrows: a bulk run writes one per reply.
-        let record = ReplyLine {
-            record: "reply",
-            document,
-            attempt: prompt.attempt,
-            prompt: &sent,
-            reply,
-            batch,
-            done,
-        };
-        self.write(&line(&record)?)
+        let record =
+            ReplyLine { record: "reply", document, attempt: prompt.attempt, prompt: &sent, reply, batch };
+        let mut line = line(&record)?;
+        // Open again, for `append_reply` to close with or without `done`.
+        line.truncate(line.len() - "}\n".len());
+        Ok(ReplyRecord(line))
+    }
+
+    /// Writes a reply's line, with whether the reply ended the document's run.
+    pub fn append_reply(&self, record: ReplyRecord, done: bool) -> Result<(), Error> {
+        let mut line = record.0;
+        line.extend_from_slice(if done { b",\"done\":true}\n" } else { b"}\n" });
+        self.write(&line)
     }
 
     /// Records a reviewer's fix (already validated).
@@ -258,17 +263,22 @@ impl Journal {
     /// Whole lines, in one write: a killed process leaves at most one partial line.
     ///
     /// The file is opened for appending, so concurrent writers need no lock:
-    /// the kernel appends each `write` whole. A short write is an error
-    /// (never finished by a second write another writer could interleave with).
+    /// the kernel appends each `write` whole.
     fn write(&self, lines: &[u8]) -> Result<(), Error> {
+        self.write_whole(lines)
+    }
+
+    /// One `write` of `bytes`; a short one is an error (never finished by a
+    /// second write another writer could interleave with).
+    fn write_whole(&self, bytes: &[u8]) -> Result<(), Error> {
         let failed = |e: std::io::Error| {
             Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
         };
-        let written = (&self.file).write(lines).map_err(failed)?;
-        if written < lines.len() {
+        let written = (&self.file).write(bytes).map_err(failed)?;
+        if written < bytes.len() {
             return Err(failed(std::io::Error::new(
                 std::io::ErrorKind::WriteZero,
-                format!("only {written} of {} bytes were written (is the disk full?)", lines.len()),
+                format!("only {written} of {} bytes were written (is the disk full?)", bytes.len()),
             )));
         }
         Ok(())
@@ -285,8 +295,6 @@ struct ReplyLine<'a> {
     reply: &'a Reply,
     #[serde(skip_serializing_if = "Option::is_none")]
     batch: Option<&'a str>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    done: bool,
 }
 
 /// A record as one line of the journal.
@@ -323,11 +331,14 @@ mod tests {
                         let reply = Reply::tool_call(
                             serde_json::json!({"thread": thread, "i": i, "pad": "x".repeat(i)}),
                         );
-                        journal.reply(&format!("d{thread}"), prompt, &reply, i == 499, None).unwrap();
+                        let line = Journal::reply_line(&format!("d{thread}"), prompt, &reply, None).unwrap();
+                        journal.append_reply(line, i == 499).unwrap();
                     }
                 });
             }
         });
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(",\"done\":true}\n").count(), 8, "each writer's last reply ended its run");
         let (_, recorded) = Journal::open(&path, &tool).unwrap();
         assert_eq!(recorded.replies.len(), 8);
         for (document, replies) in &recorded.replies {
