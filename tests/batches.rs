@@ -49,6 +49,8 @@ struct Stand {
     faults: BTreeMap<String, VecDeque<&'static str>>,
     /// Results bodies still to cut off half-way (the connection closes).
     cut_results: usize,
+    /// A pause before each line of a results body.
+    line_delay: Duration,
 }
 
 struct Held {
@@ -98,7 +100,21 @@ async fn serve(mut stream: TcpStream, state: Shared, base: String) {
         }
         head.push_str("\r\n");
         let sent = if cut { &body[..body.len() / 2] } else { &body[..] };
-        if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(sent).await.is_err() || cut {
+        if stream.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        let delay = state.lock().unwrap().line_delay;
+        if request.path.ends_with("/results") && !delay.is_zero() {
+            for line in sent.split_inclusive(|b| *b == b'\n') {
+                tokio::time::sleep(delay).await;
+                if stream.write_all(line).await.is_err() || stream.flush().await.is_err() {
+                    return;
+                }
+            }
+        } else if stream.write_all(sent).await.is_err() {
+            return;
+        }
+        if cut {
             return;
         }
     }
@@ -443,6 +459,10 @@ fn child_process_batches_run() {
     });
 }
 
+fn journal_count(path: &Path, record: &str) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.matches(&format!("\"record\":\"{record}\"")).count())
+}
+
 fn journal_has(path: &Path, record: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.contains(&format!("\"record\":\"{record}\"")))
 }
@@ -482,6 +502,46 @@ async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating
     }
 
     // The outcomes equal an uninterrupted run's.
+    let (base, _) = stand_in(Stand::default()).await;
+    let uninterrupted = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(packets(&resumed), packets(&uninterrupted));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice() {
+    let path = temp_journal("killed-collecting");
+    // The results file arrives a line at a time, so the child is killed reading it.
+    let line_delay = Duration::from_millis(40);
+    let (base, stand) = stand_in(Stand { line_delay, ..Stand::default() }).await;
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
+        .env("EXTRACT_BATCHES_JOURNAL", &path)
+        .env("EXTRACT_BATCHES_BASE", &base)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while journal_count(&path, "reply") < 4 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled no replies");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let recorded = journal_count(&path, "reply");
+    assert!(recorded < 12, "killed while reading the first results file: {recorded} replies");
+    assert!(!journal_has(&path, "collected"));
+
+    stand.lock().unwrap().line_delay = Duration::ZERO;
+    let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(resumed.outcomes.len(), 12, "every document ends with exactly one outcome");
+    assert_eq!(journal_count(&path, "reply"), 16, "12 first replies and 4 corrections, none twice");
+    {
+        let stand = stand.lock().unwrap();
+        assert_eq!(creates(&stand.log), 2, "the first batch re-attached, then the corrections");
+        assert_eq!(stand.batches[1].requests.len(), 4);
+    }
     let (base, _) = stand_in(Stand::default()).await;
     let uninterrupted = batches(&base).run::<Invoice>(documents()).await.unwrap();
     assert_eq!(packets(&resumed), packets(&uninterrupted));
