@@ -361,6 +361,19 @@ async fn transient_results_are_resent_without_spending_an_attempt_and_invalid_on
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_with_a_bad_id_fails_alone_and_is_never_sent() {
+    let (base, stand) = stand_in(Stand::default()).await;
+    let mut set = documents();
+    set.push(Document::text("amounts 1 total 1").with_id("not a custom_id!"));
+    let report = batches(&base).run::<Invoice>(set).await.unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    let error = report.failed["not a custom_id!"].to_string();
+    assert!(error.contains("does not match"), "{error}");
+    let stand = stand.lock().unwrap();
+    assert!(stand.batches.iter().all(|b| b.requests.iter().all(|(id, _)| id != "not a custom_id!")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_past_the_limits_is_split_into_several_batches() {
     let (base, stand) = stand_in(Stand::default()).await;
     let report = batches(&base).batch_limits(5, 1_000_000).run::<Invoice>(documents()).await.unwrap();

@@ -245,6 +245,8 @@ impl Batches {
     ) -> Entry<T> {
         let id = document.id().into_owned();
         let text = document.searchable_text().unwrap_or_default().to_string();
+        // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
+        let problem = document.problem();
         let mut run = Run::<T>::for_type(document, self.retries);
         if let Some(instructions) = &self.instructions {
             run = run.instructions(instructions);
@@ -258,6 +260,9 @@ impl Batches {
             }
         }
         let resends = recorded.resends.remove(&id).unwrap_or(0);
+        if let Some(problem) = problem {
+            result = Some(Err(Error::config(problem)));
+        }
         Entry { id, text, run, review, resends, result }
     }
 
