@@ -39,6 +39,10 @@ pub const MAX_BATCH_BYTES: usize = 256_000_000;
 /// `expired`, `canceled`, or no result at all) before it is failed.
 pub const MAX_RESENDS: u32 = 3;
 
+/// How many polls of one batch in a row may fail (after the transport's own
+/// retries) before its documents fail for this run.
+const MAX_POLL_FAILURES: u32 = 10;
+
 /// The default wait between two polls of a batch: 30 s.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
@@ -168,6 +172,7 @@ impl Batches {
             journal,
             tally: Tally::new(documents.len(), self.progress.clone()),
             forced_refused: self.client.forced_refused.clone(),
+            forced: BTreeSet::new(),
         };
         for document in documents {
             let entry = self.entry::<T>(document, &mut recorded);
@@ -178,8 +183,12 @@ impl Batches {
             state.entries.push(entry);
         }
 
-        // A batch an earlier run created and did not collect is collected first.
+        // A batch an earlier run created and did not collect is collected
+        // first (sent with the choice this client makes now, as far as it knows).
         for (batch, documents) in std::mem::take(&mut recorded.open_batches) {
+            if self.client.forces_tool_choice() {
+                state.forced.insert(batch.clone());
+            }
             info!(target: "extract", %batch, "re-attaching a message batch created by an earlier run");
             self.collect(&mut state, &batch, &documents).await?;
         }
@@ -193,6 +202,7 @@ impl Batches {
             round += 1;
             info!(target: "extract", round, documents = pending.len(), "sending a round of message batches");
             let mut created = Vec::new();
+            let forced = self.client.forces_tool_choice();
             for chunk in self.requests(&mut state, &pending)? {
                 let documents: Vec<(String, u32)> = chunk
                     .members
@@ -202,9 +212,20 @@ impl Batches {
                 match self.create(chunk.body).await {
                     Ok(batch) => {
                         state.journal(|j| j.batch_created(&batch, &documents))?;
+                        if forced {
+                            state.forced.insert(batch.clone());
+                        }
                         created.push((batch, documents));
                     }
                     Err(error) => {
+                        let error = match error {
+                            // No answer after the body went out: the API may have made the batch.
+                            Error::Transport(message) => Error::transport(format!(
+                                "{message}; the batch may have been created all the same, so it was not \
+                                 sent again: look for it in the Console before running these documents again"
+                            )),
+                            error => error,
+                        };
                         for (id, _) in &documents {
                             state.fail(id, clone_error(&error), None)?;
                         }
@@ -228,13 +249,23 @@ impl Batches {
     pub async fn cancel<T: Extractable>(&self) -> Result<Vec<String>, Error> {
         let path = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
         let (_, recorded) = Journal::open(path, &T::tool())?;
-        let mut cancelled = Vec::new();
+        let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
         for (batch, _) in recorded.open_batches {
             let path = format!("/v1/messages/batches/{batch}/cancel");
-            self.client.transport.send_to(Method::POST, &path, None, response::api_error).await?;
-            cancelled.push(batch);
+            match self.client.transport.send_to(Method::POST, &path, None, response::api_error).await {
+                Ok(_) => cancelled.push(batch),
+                Err(failure) => failures.push(format!("{batch}: {}", Error::from(failure))),
+            }
         }
-        Ok(cancelled)
+        if failures.is_empty() {
+            Ok(cancelled)
+        } else {
+            Err(Error::transport(format!(
+                "cancelled {} of the open batches; these could not be: {}",
+                cancelled.len(),
+                failures.join("; ")
+            )))
+        }
     }
 
     /// One document's entry: its run, with the recorded replies replayed.
@@ -332,7 +363,7 @@ impl Batches {
         let answer = self
             .client
             .transport
-            .send_to(Method::POST, "/v1/messages/batches", Some(&body), response::api_error)
+            .send_unrepeatable(Method::POST, "/v1/messages/batches", Some(&body), response::api_error)
             .await?;
         let batch: BatchObject = parse_batch(&answer)?;
         info!(target: "extract", batch = %batch.id, "created a message batch");
@@ -349,6 +380,18 @@ impl Batches {
     ) -> Result<(), Error> {
         let ended = match self.wait_for(batch).await {
             Ok(ended) => ended,
+            Err(Error::Api { status: 404, message, .. }) => {
+                // The API no longer has it (results are kept 29 days): its
+                // documents are sent again, and the journal forgets it.
+                warn!(target: "extract", %batch, %message, "the message batch is gone; its documents are sent again");
+                for (id, attempt) in documents {
+                    if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone()))
+                    {
+                        state.resend(id, batch, "the API no longer has its batch", true)?;
+                    }
+                }
+                return state.journal(|j| j.collected(batch));
+            }
             Err(error) => {
                 // The batch stays open in the journal: a later run re-attaches it.
                 for (id, attempt) in documents {
@@ -362,7 +405,7 @@ impl Batches {
         let path = ended
             .results_url
             .as_deref()
-            .and_then(results_path)
+            .and_then(|url| results_path(url, self.client.transport.base_url()))
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
@@ -388,7 +431,7 @@ impl Batches {
         }
         for (id, attempt) in documents {
             if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone())) {
-                state.resend(id, batch, "the results file holds no result for it")?;
+                state.resend(id, batch, "the results file holds no result for it", true)?;
             }
         }
         state.journal(|j| j.collected(batch))
@@ -397,8 +440,33 @@ impl Batches {
     /// Polls `batch` until its `processing_status` is `ended`.
     async fn wait_for(&self, batch: &str) -> Result<BatchObject, Error> {
         let path = format!("/v1/messages/batches/{batch}");
+        let mut failures = 0;
         loop {
-            let answer = self.client.transport.send_to(Method::GET, &path, None, response::api_error).await?;
+            let answer = match self
+                .client
+                .transport
+                .send_to(Method::GET, &path, None, response::api_error)
+                .await
+            {
+                Ok(answer) => answer,
+                // A batch takes up to a day: an outage while it runs is waited out.
+                Err(failure) => {
+                    let error = Error::from(failure);
+                    let passing = match &error {
+                        Error::Api { status, .. } => *status == 429 || *status >= 500,
+                        Error::Transport(_) => true,
+                        _ => false,
+                    };
+                    failures += 1;
+                    if !passing || failures >= MAX_POLL_FAILURES {
+                        return Err(error);
+                    }
+                    warn!(target: "extract", %batch, %error, failures, "polling the message batch failed; polling again");
+                    tokio::time::sleep(self.poll_interval).await;
+                    continue;
+                }
+            };
+            failures = 0;
             let object = parse_batch(&answer)?;
             if object.processing_status == "ended" {
                 return Ok(object);
@@ -454,6 +522,8 @@ struct State<T> {
     tally: Tally,
     /// The client's memory that its model refused a forced tool choice.
     forced_refused: Arc<AtomicBool>,
+    /// The batches sent with a forced tool choice.
+    forced: BTreeSet<String>,
 }
 
 impl<T: Extractable + Send + 'static> State<T> {
@@ -513,20 +583,19 @@ impl<T: Extractable + Send + 'static> State<T> {
                     request_id: None,
                     param: None,
                 };
-                if response::rejects_forced_tool_choice(&refused, 400)
-                    && !self.forced_refused.swap(true, Ordering::Relaxed)
-                {
+                if response::rejects_forced_tool_choice(&refused, 400) && self.forced.contains(batch) {
+                    self.forced_refused.store(true, Ordering::Relaxed);
                     // As the client does: the next round asks with `auto` and the strict tool.
                     warn!(target: "extract", api_message = %message, "the model refused a forced tool_choice; the next batches send tool_choice auto with a strict tool");
-                    self.resend(&id, batch, "the model refused a forced tool_choice")
+                    self.resend(&id, batch, "the model refused a forced tool_choice", false)
                 } else if TRANSIENT.contains(&error_type.as_str()) {
-                    self.resend(&id, batch, &format!("errored: {error_type}: {message}"))
+                    self.resend(&id, batch, &format!("errored: {error_type}: {message}"), true)
                 } else {
                     self.fail(&id, Error::api(status_of(&error_type), error_type, message, None), Some(batch))
                 }
             }
-            BatchResult::Expired => self.resend(&id, batch, "expired"),
-            BatchResult::Canceled => self.resend(&id, batch, "canceled"),
+            BatchResult::Expired => self.resend(&id, batch, "expired", true),
+            BatchResult::Canceled => self.resend(&id, batch, "canceled", true),
             BatchResult::Unknown => self.fail(
                 &id,
                 Error::invalid_response(
@@ -562,19 +631,20 @@ impl<T: Extractable + Send + 'static> State<T> {
     }
 
     /// `id`'s current attempt goes into the next batch again, or, past
-    /// [`MAX_RESENDS`], the document fails.
-    fn resend(&mut self, id: &str, batch: &str, reason: &str) -> Result<(), Error> {
+    /// [`MAX_RESENDS`] `counted` resends, the document fails. A resend that
+    /// is not `counted` (the client's own switch of tool choice) is free.
+    fn resend(&mut self, id: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         let i = self.index[id];
-        if self.entries[i].resends >= MAX_RESENDS {
+        if counted && self.entries[i].resends >= MAX_RESENDS {
             let error = Error::transport(format!(
                 "the Message Batches API gave no usable result for attempt {} after {MAX_RESENDS} resends; the last: {reason}",
                 self.entries[i].run.attempt()
             ));
             return self.fail(id, error, Some(batch));
         }
-        self.journal(|j| j.resent(id, batch, reason))?;
+        self.journal(|j| j.resent(id, batch, reason, counted))?;
         self.handled.insert((batch.to_string(), id.to_string()));
-        self.entries[i].resends += 1;
+        self.entries[i].resends += u32::from(counted);
         Ok(())
     }
 
@@ -631,15 +701,13 @@ fn clone_error(error: &Error) -> Error {
     }
 }
 
-/// The path (and query) of a results URL: it is requested under the
-/// client's own base URL, so the key goes only where the client is
+/// What to request under the base URL for a results URL: the rest of it
+/// when it lies under the client's own base URL, else `None` (and the
+/// documented path is used), so the key goes only where the client is
 /// configured to send it.
-fn results_path(url: &str) -> Option<String> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    Some(match parsed.query() {
-        Some(query) => format!("{}?{query}", parsed.path()),
-        None => parsed.path().to_string(),
-    })
+fn results_path(url: &str, base: &str) -> Option<String> {
+    let rest = url.strip_prefix(base)?;
+    rest.starts_with('/').then(|| rest.to_string())
 }
 
 /// A message batch, as create and retrieve answer.
@@ -687,13 +755,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn results_urls_keep_only_their_path() {
+    fn results_urls_are_followed_only_under_the_base_url() {
+        let base = "https://api.anthropic.com";
         assert_eq!(
-            results_path("https://api.anthropic.com/v1/messages/batches/b1/results").as_deref(),
+            results_path("https://api.anthropic.com/v1/messages/batches/b1/results", base).as_deref(),
             Some("/v1/messages/batches/b1/results")
         );
-        assert_eq!(results_path("http://evil.example/x?page=2").as_deref(), Some("/x?page=2"));
-        assert_eq!(results_path("not a url"), None);
+        let gateway = "http://gw.internal/anthropic";
+        assert_eq!(
+            results_path("http://gw.internal/anthropic/v1/messages/batches/b1/results?page=2", gateway)
+                .as_deref(),
+            Some("/v1/messages/batches/b1/results?page=2")
+        );
+        assert_eq!(results_path("http://evil.example/x", base), None);
+        assert_eq!(results_path("https://api.anthropic.com@evil.example/r", base), None);
+        assert_eq!(results_path("https://api.anthropic.com.evil.example/r", base), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -23,7 +24,9 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Prompt, Reply, Tool};
 
 /// The journal format's version; a journal of another version is refused.
-const VERSION: u32 = 1;
+/// Version 2 added the records of the Message Batches driver and the
+/// reply's `done` flag; version 1 journals still read.
+const VERSION: u32 = 2;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
@@ -55,7 +58,14 @@ enum Record {
     Batch { id: String, documents: Vec<(String, u32)> },
     /// A result of batch `batch` to be sent again (errored with a transient
     /// error, expired, canceled or missing), without spending an attempt.
-    Resent { document: String, batch: String, reason: String },
+    Resent {
+        document: String,
+        batch: String,
+        reason: String,
+        /// Whether the resend counts toward the document's limit.
+        #[serde(default = "counted")]
+        counted: bool,
+    },
     /// Every result of the batch has been handled.
     Collected { id: String },
     /// A reviewer's fix of an escalated document (a JSON merge patch that
@@ -89,11 +99,17 @@ pub(crate) struct Recorded {
 pub(crate) struct Journal {
     file: File,
     path: PathBuf,
+    /// Set by a short write: nothing may be appended after a partial line.
+    broken: AtomicBool,
 }
 
 /// A reply's line, serialized before the reply is judged and written once
 /// it is (see [`Journal::reply_line`]).
 pub(crate) struct ReplyRecord(Vec<u8>);
+
+fn counted() -> bool {
+    true
+}
 
 /// The digest journals use for a tool's schema and a prompt's text.
 pub(crate) fn digest(text: &str) -> String {
@@ -139,7 +155,7 @@ impl Journal {
             whole += read as u64;
             match record {
                 Record::Header { version, tool: name, schema: written } => {
-                    if version != VERSION || name != tool.name || written != schema {
+                    if !(1..=VERSION).contains(&version) || name != tool.name || written != schema {
                         return Err(Error::config(format!(
                             "journal {shown} was written for the tool `{name}` (schema {written}, format {version}), \
                              not for `{}` (schema {schema}, format {VERSION}); use another journal",
@@ -169,8 +185,8 @@ impl Journal {
                     recorded.replies.entry(document).or_default();
                 }
                 Record::Batch { id, documents } => recorded.open_batches.push((id, documents)),
-                Record::Resent { document, batch, .. } => {
-                    *recorded.resends.entry(document.clone()).or_default() += 1;
+                Record::Resent { document, batch, counted, .. } => {
+                    *recorded.resends.entry(document.clone()).or_default() += u32::from(counted);
                     recorded.handled.insert((batch, document));
                 }
                 Record::Collected { id } => recorded.open_batches.retain(|(open, _)| *open != id),
@@ -187,7 +203,7 @@ impl Journal {
             file.set_len(whole).map_err(|e| io("cannot cut off its partial last line", e))?;
             file.seek(SeekFrom::End(0)).map_err(|e| io("cannot seek", e))?;
         }
-        let journal = Journal { file, path: path.to_path_buf() };
+        let journal = Journal { file, path: path.to_path_buf(), broken: AtomicBool::new(false) };
         if header.is_none() {
             journal.append_record(&Record::Header { version: VERSION, tool: tool.name.clone(), schema })?;
         }
@@ -241,11 +257,12 @@ impl Journal {
     }
 
     /// Records that `document`'s result in `batch` is to be sent again.
-    pub fn resent(&self, document: &str, batch: &str, reason: &str) -> Result<(), Error> {
+    pub fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         self.append_record(&Record::Resent {
             document: document.into(),
             batch: batch.into(),
             reason: reason.into(),
+            counted,
         })
     }
 
@@ -260,25 +277,24 @@ impl Journal {
         self.write(&line)
     }
 
-    /// Whole lines, in one write: a killed process leaves at most one partial line.
-    ///
-    /// The file is opened for appending, so concurrent writers need no lock:
-    /// the kernel appends each `write` whole.
-    fn write(&self, lines: &[u8]) -> Result<(), Error> {
-        self.write_whole(lines)
-    }
-
-    /// One `write` of `bytes`; a short one is an error (never finished by a
-    /// second write another writer could interleave with).
-    fn write_whole(&self, bytes: &[u8]) -> Result<(), Error> {
-        let failed = |e: std::io::Error| {
+    /// Whole lines, in one `write`: a killed process leaves at most one
+    /// partial line. The file is opened for appending, so concurrent writers
+    /// need no lock: the kernel appends each `write` whole. A short write is
+    /// an error, and the journal takes nothing after it (no line may follow
+    /// a partial one).
+    fn write(&self, bytes: &[u8]) -> Result<(), Error> {
+        let failed = |e: &dyn std::fmt::Display| {
             Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
         };
-        let written = (&self.file).write(bytes).map_err(failed)?;
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(failed(&"an earlier write to it came up short"));
+        }
+        let written = (&self.file).write(bytes).map_err(|e| failed(&e))?;
         if written < bytes.len() {
-            return Err(failed(std::io::Error::new(
-                std::io::ErrorKind::WriteZero,
-                format!("only {written} of {} bytes were written (is the disk full?)", bytes.len()),
+            self.broken.store(true, Ordering::Relaxed);
+            return Err(failed(&format!(
+                "only {written} of {} bytes were written (is the disk full?)",
+                bytes.len()
             )));
         }
         Ok(())

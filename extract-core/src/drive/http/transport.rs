@@ -89,6 +89,8 @@ pub(crate) enum Failure {
     Api { status: u16, error: ApiError, request_id: Option<String> },
     /// No usable answer came: connection, timeout, a body cut short.
     Transport(String),
+    /// No connection was made, so the server cannot have acted on the request.
+    Unsent(String),
     /// The answer was larger than the body limit.
     TooLarge(String),
     /// The caller's line handler stopped the exchange; never retried.
@@ -104,7 +106,9 @@ impl fmt::Display for Failure {
             Failure::Api { status, error, .. } => {
                 write!(f, "HTTP {status} {}: {}", error.error_type, error.message)
             }
-            Failure::Transport(message) | Failure::TooLarge(message) => f.write_str(message),
+            Failure::Transport(message) | Failure::Unsent(message) | Failure::TooLarge(message) => {
+                f.write_str(message)
+            }
             Failure::Status { failure, .. } => failure.fmt(f),
             Failure::Abort(error) => error.fmt(f),
         }
@@ -117,7 +121,7 @@ impl From<Failure> for Error {
             Failure::Api { status, error, request_id } => {
                 Error::api(status, error.error_type, error.message, request_id.or(error.request_id))
             }
-            Failure::Transport(message) => Error::transport(message),
+            Failure::Transport(message) | Failure::Unsent(message) => Error::transport(message),
             Failure::TooLarge(message) => Error::invalid_response(message),
             Failure::Status { failure, .. } => Error::from(*failure),
             Failure::Abort(error) => *error,
@@ -144,6 +148,19 @@ pub(crate) fn mask_credentials(url: &str) -> String {
             None => url.to_string(),
         },
     }
+}
+
+/// The longest a streamed body may take in all (its reads still time out
+/// one by one at the client's timeout).
+const STREAM_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// When an exchange may be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    /// After any retryable failure.
+    Always,
+    /// Only when the server cannot have acted on it.
+    WhenUnsent,
 }
 
 /// What an exchange does with a success response.
@@ -194,6 +211,16 @@ impl Transport {
         }
         let http = reqwest::Client::builder()
             .timeout(settings.timeout)
+            // A stalled body is caught by the read timeout too, where the
+            // total one is lifted (a results file streamed for hours).
+            .read_timeout(settings.timeout)
+            // The key is a plain header, which reqwest keeps across
+            // redirects: only redirects to the same origin are followed.
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let same_origin =
+                    attempt.previous().first().is_none_or(|first| first.origin() == attempt.url().origin());
+                if attempt.previous().len() >= 10 || !same_origin { attempt.stop() } else { attempt.follow() }
+            }))
             .user_agent(concat!("extract/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::config(format!("cannot start the HTTP client: {e}")))?;
@@ -208,6 +235,11 @@ impl Transport {
             settings,
             paused_until: Arc::new(Mutex::new(None)),
         })
+    }
+
+    /// The base URL requests go under (credentials and all: never for messages).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
     /// The endpoint as messages show it (credentials masked).
@@ -229,7 +261,15 @@ impl Transport {
         body: Vec<u8>,
         parse_error: fn(u16, &[u8]) -> ApiError,
     ) -> Result<Vec<u8>, Failure> {
-        self.exchange(Method::POST, &self.endpoint, Some(&body), parse_error, &mut Read::Whole).await
+        self.exchange(
+            Method::POST,
+            &self.endpoint,
+            Some(&body),
+            parse_error,
+            &mut Read::Whole,
+            Repeat::Always,
+        )
+        .await
     }
 
     /// Sends `method` to `path` under the base URL (with a JSON `body`, if
@@ -242,7 +282,22 @@ impl Transport {
         parse_error: fn(u16, &[u8]) -> ApiError,
     ) -> Result<Vec<u8>, Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(method, &url, body, parse_error, &mut Read::Whole).await
+        self.exchange(method, &url, body, parse_error, &mut Read::Whole, Repeat::Always).await
+    }
+
+    /// [`send_to`](Transport::send_to) for a request that must not take
+    /// effect twice (creating a batch): retried only when the server cannot
+    /// have acted on it (no connection was made, or it answered 429 or 529),
+    /// never after a timeout, a dropped connection or another 5xx.
+    pub async fn send_unrepeatable(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&[u8]>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+    ) -> Result<Vec<u8>, Failure> {
+        let url = format!("{}{path}", self.base_url);
+        self.exchange(method, &url, body, parse_error, &mut Read::Whole, Repeat::WhenUnsent).await
     }
 
     /// GETs `path` under the base URL and hands each line of the success
@@ -256,7 +311,9 @@ impl Transport {
         each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
     ) -> Result<(), Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each)).await.map(drop)
+        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each), Repeat::Always)
+            .await
+            .map(drop)
     }
 
     /// The lines of a success body, each handed to `each` as it arrives.
@@ -303,11 +360,14 @@ impl Transport {
         body: Option<&[u8]>,
         parse_error: fn(u16, &[u8]) -> ApiError,
         read: &mut Read<'_>,
+        repeat: Repeat,
     ) -> Result<Vec<u8>, Failure> {
         let mut retry = 0;
+        // A streamed body may take hours: the read timeout still catches a stall.
+        let timeout = matches!(read, Read::Lines(_)).then_some(STREAM_TIMEOUT);
         loop {
             self.wait_out_pause().await;
-            let answer = match self.send_once(method.clone(), url, body).await {
+            let answer = match self.send_once(method.clone(), url, body, timeout).await {
                 Ok(response) if response.status().is_success() => match read {
                     Read::Whole => self.read_whole(response, self.settings.body_limit).await,
                     Read::Lines(each) => self.read_lines(response, &mut **each).await.map(|()| Vec::new()),
@@ -332,13 +392,15 @@ impl Transport {
                             0.0,
                         ));
                     }
+                    let retryable = retryable && (repeat == Repeat::Always || matches!(status, 429 | 529));
                     (*failure, server_delay, retryable)
                 }
-                Err(failure) => (failure, None, true),
+                Err(failure @ Failure::Unsent(_)) => (failure, None, true),
+                Err(failure) => (failure, None, repeat == Repeat::Always),
             };
             if !retryable || retry >= self.settings.retries {
                 return Err(match failure {
-                    Failure::Transport(message) if retry > 0 => {
+                    Failure::Transport(message) | Failure::Unsent(message) if retry > 0 => {
                         Failure::Transport(format!("{message} (after {} attempts)", retry + 1))
                     }
                     failure => failure,
@@ -418,12 +480,19 @@ impl Transport {
         method: Method,
         url: &str,
         body: Option<&[u8]>,
+        timeout: Option<Duration>,
     ) -> Result<reqwest::Response, Failure> {
         let mut request = self.http.request(method, url).headers(self.headers.clone());
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body.to_vec());
         }
-        request.send().await.map_err(|e| Failure::Transport(self.describe(&e, "sending the request")))
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
+        request.send().await.map_err(|e| {
+            let message = self.describe(&e, "sending the request");
+            if e.is_connect() { Failure::Unsent(message) } else { Failure::Transport(message) }
+        })
     }
 
     /// The whole body of `response`, up to `limit` bytes.
