@@ -49,8 +49,15 @@ struct Stand {
     faults: BTreeMap<String, VecDeque<&'static str>>,
     /// Results bodies still to cut off half-way (the connection closes).
     cut_results: usize,
-    /// A pause before each line of a results body.
-    line_delay: Duration,
+    /// Send only this many lines of a results body, then hold the
+    /// connection open (until the client goes away).
+    stall_after_lines: Option<usize>,
+    /// The number of the first batch id (a second stand-in must not reuse ids).
+    first_id: usize,
+    /// Answer every request that forces the tool with an `invalid_request_error`.
+    refuse_forced: bool,
+    /// Give a results URL on another host (the client must not follow it).
+    foreign_results_url: bool,
 }
 
 struct Held {
@@ -103,14 +110,16 @@ async fn serve(mut stream: TcpStream, state: Shared, base: String) {
         if stream.write_all(head.as_bytes()).await.is_err() {
             return;
         }
-        let delay = state.lock().unwrap().line_delay;
-        if request.path.ends_with("/results") && !delay.is_zero() {
-            for line in sent.split_inclusive(|b| *b == b'\n') {
-                tokio::time::sleep(delay).await;
+        let stall = state.lock().unwrap().stall_after_lines;
+        if let Some(lines) = stall.filter(|_| request.path.ends_with("/results")) {
+            for line in sent.split_inclusive(|b| *b == b'\n').take(lines) {
                 if stream.write_all(line).await.is_err() || stream.flush().await.is_err() {
                     return;
                 }
             }
+            // Hold the rest back: the client reads, journals, and waits.
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            return;
         } else if stream.write_all(sent).await.is_err() {
             return;
         }
@@ -120,7 +129,8 @@ async fn serve(mut stream: TcpStream, state: Shared, base: String) {
     }
 }
 
-fn batch_object(held: &Held, base: &str, ended: bool) -> Value {
+fn batch_object(held: &Held, base: &str, ended: bool, foreign: bool) -> Value {
+    let results = if foreign { "http://127.0.0.1:9/elsewhere".to_string() } else { base.to_string() };
     json!({
         "id": held.id,
         "type": "message_batch",
@@ -131,7 +141,7 @@ fn batch_object(held: &Held, base: &str, ended: bool) -> Value {
         "ended_at": if ended { json!("2026-12-01T10:05:00Z") } else { Value::Null },
         "cancel_initiated_at": null,
         "archived_at": null,
-        "results_url": if ended { json!(format!("{base}/v1/messages/batches/{}/results", held.id)) } else { Value::Null },
+        "results_url": if ended { json!(format!("{results}/v1/messages/batches/{}/results", held.id)) } else { Value::Null },
     })
 }
 
@@ -155,18 +165,19 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
                 .map(|r| (r["custom_id"].as_str().unwrap().to_string(), r["params"].clone()))
                 .collect();
             let held = Held {
-                id: format!("msgbatch_{:03}", stand.batches.len() + 1),
+                id: format!("msgbatch_{:03}", stand.first_id + stand.batches.len() + 1),
                 requests,
                 bytes: request.body.len(),
                 polls: 0,
                 canceled: false,
             };
-            let object = batch_object(&held, base, false);
+            let object = batch_object(&held, base, false, false);
             stand.batches.push(held);
             (200, vec![], object.to_string().into_bytes())
         }
         ("GET", ["v1", "messages", "batches", id]) => {
             let polls_in_progress = stand.polls_in_progress;
+            let foreign = stand.foreign_results_url;
             let Some(held) = stand.batches.iter_mut().find(|b| b.id == *id) else {
                 return (
                     404,
@@ -177,21 +188,24 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             };
             held.polls += 1;
             let ended = held.canceled || held.polls > polls_in_progress;
-            (200, vec![], batch_object(held, base, ended).to_string().into_bytes())
+            (200, vec![], batch_object(held, base, ended, foreign).to_string().into_bytes())
         }
         ("POST", ["v1", "messages", "batches", id, "cancel"]) => {
             let held = stand.batches.iter_mut().find(|b| b.id == *id).unwrap();
             held.canceled = true;
-            (200, vec![], batch_object(held, base, false).to_string().into_bytes())
+            (200, vec![], batch_object(held, base, false, false).to_string().into_bytes())
         }
         ("GET", ["v1", "messages", "batches", id, "results"]) => {
             let index = stand.batches.iter().position(|b| b.id == *id).unwrap();
             let requests = stand.batches[index].requests.clone();
             let canceled = stand.batches[index].canceled;
+            let refuse_forced = stand.refuse_forced;
             let mut lines = Vec::new();
             for (custom_id, params) in &requests {
                 let fault = if canceled {
                     Some("canceled")
+                } else if refuse_forced && params["tool_choice"]["type"] == "tool" {
+                    Some("forced")
                 } else {
                     stand.faults.get_mut(custom_id).and_then(VecDeque::pop_front)
                 };
@@ -202,6 +216,9 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
                     }
                     Some("invalid") => {
                         json!({"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"}}})
+                    }
+                    Some("forced") => {
+                        json!({"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "tool_choice of type `tool` is not supported by this model"}}})
                     }
                     Some(kind) => json!({"type": kind}),
                     None => json!({"type": "succeeded", "message": model(params)}),
@@ -445,6 +462,7 @@ async fn a_cancelled_batch_is_collected_by_the_next_run_and_its_requests_resent(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     run.abort();
+    let _ = run.await;
     let cancelled = batches(&base).journal(&path).unwrap().cancel::<Invoice>().await.unwrap();
     assert_eq!(cancelled, ["msgbatch_001"]);
     stand.lock().unwrap().polls_in_progress = 0;
@@ -483,8 +501,8 @@ fn journal_has(path: &Path, record: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating_it_again() {
     let path = temp_journal("killed");
-    // The batch stays in progress for a while, so the child is killed polling it.
-    let (base, stand) = stand_in(Stand { polls_in_progress: 40, ..Stand::default() }).await;
+    // The batch stays in progress until the child is killed polling it.
+    let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["child_process_batches_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_BATCHES_JOURNAL", &path)
@@ -503,6 +521,7 @@ async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating
     child.wait().unwrap();
     assert!(!journal_has(&path, "reply"), "killed before any result was read");
     assert_eq!(stand.lock().unwrap().batches.len(), 1);
+    stand.lock().unwrap().polls_in_progress = 0;
 
     // Resume: the batch is re-attached by its id, never created again.
     let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
@@ -523,9 +542,8 @@ async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice() {
     let path = temp_journal("killed-collecting");
-    // The results file arrives a line at a time, so the child is killed reading it.
-    let line_delay = Duration::from_millis(40);
-    let (base, stand) = stand_in(Stand { line_delay, ..Stand::default() }).await;
+    // Five lines of the results file arrive, then the rest is held back.
+    let (base, stand) = stand_in(Stand { stall_after_lines: Some(5), ..Stand::default() }).await;
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["child_process_batches_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_BATCHES_JOURNAL", &path)
@@ -535,18 +553,17 @@ async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice()
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while journal_count(&path, "reply") < 4 {
+    while journal_count(&path, "reply") < 5 {
         assert!(started.elapsed() < Duration::from_secs(60), "the child journalled no replies");
         assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let recorded = journal_count(&path, "reply");
-    assert!(recorded < 12, "killed while reading the first results file: {recorded} replies");
+    assert_eq!(journal_count(&path, "reply"), 5, "killed while reading the first results file");
     assert!(!journal_has(&path, "collected"));
 
-    stand.lock().unwrap().line_delay = Duration::ZERO;
+    stand.lock().unwrap().stall_after_lines = None;
     let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
     assert_eq!(resumed.outcomes.len(), 12, "every document ends with exactly one outcome");
     assert_eq!(journal_count(&path, "reply"), 16, "12 first replies and 4 corrections, none twice");
@@ -558,4 +575,57 @@ async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice()
     let (base, _) = stand_in(Stand::default()).await;
     let uninterrupted = batches(&base).run::<Invoice>(documents()).await.unwrap();
     assert_eq!(packets(&resumed), packets(&uninterrupted));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_forced_tool_choice_resends_the_batch_with_auto_for_free() {
+    let (base, stand) = stand_in(Stand { refuse_forced: true, ..Stand::default() }).await;
+    let report = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12, "{:?}", report.failed);
+    assert!(report.outcomes.values().all(|o| o.attempts() <= 2), "the refusal spent no attempt");
+    let stand = stand.lock().unwrap();
+    let choices = |b: &Held| -> Vec<String> {
+        b.requests.iter().map(|(_, p)| p["tool_choice"]["type"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(choices(&stand.batches[0]).iter().all(|c| c == "tool"));
+    assert_eq!(stand.batches[1].requests.len(), 12, "every refused request is sent again");
+    assert!(stand.batches[1..].iter().flat_map(choices).all(|c| c == "auto"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_the_api_no_longer_has_is_resent_and_forgotten() {
+    let path = temp_journal("gone");
+    let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
+    let stuck = batches(&base).journal(&path).unwrap();
+    let run = tokio::spawn(async move { stuck.run::<Invoice>(documents()).await });
+    let started = Instant::now();
+    while !journal_has(&path, "batch") {
+        assert!(started.elapsed() < Duration::from_secs(20));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    run.abort();
+    let _ = run.await;
+    drop(stand);
+
+    // Another server, which never heard of the journal's batch: 404.
+    let (base, stand) = stand_in(Stand { first_id: 100, ..Stand::default() }).await;
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12, "{:?}", report.failed);
+    assert!(journal_has(&path, "collected"), "the gone batch is closed in the journal");
+    let stand = stand.lock().unwrap();
+    assert_eq!(stand.batches[0].requests.len(), 12, "its documents are sent again");
+    assert_eq!(count(&stand.log, "GET /v1/messages/batches/msgbatch_001"), 1, "asked once, then forgotten");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_results_url_on_another_host_is_not_followed() {
+    let (base, stand) = stand_in(Stand { foreign_results_url: true, ..Stand::default() }).await;
+    let report = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12, "{:?}", report.failed);
+    let stand = stand.lock().unwrap();
+    assert_eq!(
+        count(&stand.log, "GET /v1/messages/batches/msgbatch_001/results"),
+        1,
+        "read from the base URL"
+    );
 }
