@@ -5,7 +5,8 @@
 //!
 //! `cargo bench --bench bulk` (all of it; the 50 ms runs take about 11
 //! minutes, concurrency 1 alone 500 s), or `cargo bench --bench bulk --
-//! quick` for the zero-latency figures and the journal's cost only.
+//! quick` for the zero-latency figures and the journal's cost only; add
+//! `current-thread` to run on tokio's single-threaded runtime.
 //! Wall clock on a shared machine is noisy: the journal's cost is also measured
 //! in CPU time per document (every thread, user and kernel), medians of ABBA-ordered runs,
 //! which repeats where wall clock does not.
@@ -111,7 +112,14 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    // `current-thread`: the same on tokio's single-threaded runtime, where
+    // journal writes never contend.
+    let runtime = if std::env::args().any(|a| a == "current-thread") {
+        println!("(tokio current-thread runtime)");
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    };
     runtime.block_on(async {
         println!("Bulk over {DOCUMENTS} documents, offline model, documents per second:");
         println!("{:>12} {:>14} {:>14}", "concurrency", "0 ms latency", "50 ms latency");
