@@ -14,24 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use extract::anthropic::{Batches, Client};
-use extract::{BulkReport, Document, Error, Extractable, Retries};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use extract::{Document, Error, Retries};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[check(sum(line_items.amount) == total, tolerance = 0.01)]
-struct Invoice {
-    line_items: Vec<Item>,
-    total: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-struct Item {
-    amount: f64,
-}
+#[path = "support/invoices.rs"]
+mod invoices;
+use invoices::{Invoice, packets};
 
 /// What the stand-in holds: its batches, what it was asked, and the faults
 /// still to inject.
@@ -295,16 +285,8 @@ fn batches(base: &str) -> Batches {
     Batches::new(client(base)).retries(Retries::new(2).unwrap()).poll_interval(Duration::from_millis(5))
 }
 
-fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
-    report.outcomes.values().map(|o| serde_json::to_string(o).unwrap()).collect()
-}
-
 fn temp_journal(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("extract-batches-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("run.journal");
-    let _ = std::fs::remove_file(&path);
-    path
+    invoices::temp_journal("batches", name)
 }
 
 fn count(log: &[String], prefix: &str) -> usize {
@@ -449,20 +431,26 @@ async fn the_same_journal_again_sends_nothing_and_rebuilds_every_outcome() {
     assert_eq!(packets(&first), packets(&again));
 }
 
+/// Starts a run on `path` and stops it (in this process) once the journal
+/// records its first batch.
+async fn stop_once_a_batch_is_journalled(base: &str, path: &Path) {
+    let stuck = batches(base).journal(path).unwrap();
+    let run = tokio::spawn(async move { stuck.run::<Invoice>(documents()).await });
+    let started = Instant::now();
+    while !journal_has(path, "batch") {
+        assert!(started.elapsed() < Duration::from_secs(20), "no batch was journalled");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    run.abort();
+    let _ = run.await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_batch_is_collected_by_the_next_run_and_its_requests_resent() {
     let path = temp_journal("cancel");
     let (base, stand) = stand_in(Stand { polls_in_progress: 1_000_000, ..Stand::default() }).await;
     // A run that never sees its batch end, stopped from outside.
-    let stuck = batches(&base).journal(&path).unwrap();
-    let run = tokio::spawn(async move { stuck.run::<Invoice>(documents()).await });
-    let started = Instant::now();
-    while !journal_has(&path, "batch") {
-        assert!(started.elapsed() < Duration::from_secs(20));
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    run.abort();
-    let _ = run.await;
+    stop_once_a_batch_is_journalled(&base, &path).await;
     let cancelled = batches(&base).journal(&path).unwrap().cancel::<Invoice>().await.unwrap();
     assert_eq!(cancelled, ["msgbatch_001"]);
     stand.lock().unwrap().polls_in_progress = 0;
@@ -490,6 +478,27 @@ fn child_process_batches_run() {
     });
 }
 
+/// Runs `child_process_batches_run` in a real child process on `path` and
+/// the stand-in at `base`, and kills it once `ready` holds of the journal.
+async fn kill_child_when(path: &Path, base: &str, ready: impl Fn(&Path) -> bool) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
+        .env("EXTRACT_BATCHES_JOURNAL", path)
+        .env("EXTRACT_BATCHES_BASE", base)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !ready(path) {
+        assert!(started.elapsed() < Duration::from_secs(60), "the child never got there");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 fn journal_count(path: &Path, record: &str) -> usize {
     std::fs::read_to_string(path).map_or(0, |t| t.matches(&format!("\"record\":\"{record}\"")).count())
 }
@@ -503,22 +512,7 @@ async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating
     let path = temp_journal("killed");
     // The batch stays in progress until the child is killed polling it.
     let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
-        .env("EXTRACT_BATCHES_JOURNAL", &path)
-        .env("EXTRACT_BATCHES_BASE", &base)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !journal_has(&path, "batch") {
-        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled no batch");
-        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_child_when(&path, &base, |path| journal_has(path, "batch")).await;
     assert!(!journal_has(&path, "reply"), "killed before any result was read");
     assert_eq!(stand.lock().unwrap().batches.len(), 1);
     stand.lock().unwrap().polls_in_progress = 0;
@@ -544,22 +538,7 @@ async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice()
     let path = temp_journal("killed-collecting");
     // Five lines of the results file arrive, then the rest is held back.
     let (base, stand) = stand_in(Stand { stall_after_lines: Some(5), ..Stand::default() }).await;
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
-        .env("EXTRACT_BATCHES_JOURNAL", &path)
-        .env("EXTRACT_BATCHES_BASE", &base)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while journal_count(&path, "reply") < 5 {
-        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled no replies");
-        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_child_when(&path, &base, |path| journal_count(path, "reply") >= 5).await;
     assert_eq!(journal_count(&path, "reply"), 5, "killed while reading the first results file");
     assert!(!journal_has(&path, "collected"));
 
@@ -596,15 +575,7 @@ async fn a_refused_forced_tool_choice_resends_the_batch_with_auto_for_free() {
 async fn a_batch_the_api_no_longer_has_is_resent_and_forgotten() {
     let path = temp_journal("gone");
     let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
-    let stuck = batches(&base).journal(&path).unwrap();
-    let run = tokio::spawn(async move { stuck.run::<Invoice>(documents()).await });
-    let started = Instant::now();
-    while !journal_has(&path, "batch") {
-        assert!(started.elapsed() < Duration::from_secs(20));
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    run.abort();
-    let _ = run.await;
+    stop_once_a_batch_is_journalled(&base, &path).await;
     drop(stand);
 
     // Another server, which never heard of the journal's batch: 404.

@@ -7,24 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use extract::{
-    Bulk, BulkReport, Document, Error, Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries,
-};
+use extract::{Bulk, Document, Error, Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[check(sum(line_items.amount) == total, tolerance = 0.01)]
-struct Invoice {
-    line_items: Vec<Item>,
-    total: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-struct Item {
-    amount: f64,
-}
+#[path = "support/invoices.rs"]
+mod invoices;
+use invoices::{Invoice, packets};
 
 /// A model that reads its answer from the document: `amounts 1 2 3 total 6`,
 /// and `wrong` makes the first attempt drop the last amount (the check fails,
@@ -74,16 +64,8 @@ fn documents() -> Vec<Document> {
         .collect()
 }
 
-fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
-    report.outcomes.values().map(|o| serde_json::to_string(o).unwrap()).collect()
-}
-
 fn temp_journal(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("extract-bulk-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("run.journal");
-    let _ = std::fs::remove_file(&path);
-    path
+    invoices::temp_journal("bulk", name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,7 +24,7 @@ use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
 use crate::drive::bulk::{ProgressCallback, Tally, unique_ids, with_review};
-use crate::drive::http::transport::Failure;
+use crate::drive::http::transport::{Failure, Repeat};
 use crate::drive::journal::{Journal, Recorded};
 use crate::{BulkReport, Document, Error, Extractable, Next, Outcome, Progress, Retries, Run};
 
@@ -160,13 +160,7 @@ impl Batches {
     {
         let documents: Vec<Document> = documents.into_iter().collect();
         unique_ids(&documents)?;
-        let (journal, mut recorded) = match &self.journal {
-            Some(path) => {
-                let (journal, recorded) = Journal::open(path, &T::tool())?;
-                (Some(journal), recorded)
-            }
-            None => (None, Recorded::default()),
-        };
+        let (journal, mut recorded) = Journal::open_if_any(self.journal.as_deref(), &T::tool())?;
         let mut state = State {
             entries: Vec::with_capacity(documents.len()),
             index: BTreeMap::new(),
@@ -254,7 +248,12 @@ impl Batches {
         let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
         for (batch, _) in recorded.open_batches {
             let path = format!("/v1/messages/batches/{batch}/cancel");
-            match self.client.transport.send_to(Method::POST, &path, None, response::api_error).await {
+            match self
+                .client
+                .transport
+                .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
+                .await
+            {
                 Ok(_) => cancelled.push(batch),
                 Err(failure) => failures.push(format!("{batch}: {}", Error::from(failure))),
             }
@@ -365,7 +364,13 @@ impl Batches {
         let answer = self
             .client
             .transport
-            .send_unrepeatable(Method::POST, "/v1/messages/batches", Some(&body), response::api_error)
+            .send_to(
+                Method::POST,
+                "/v1/messages/batches",
+                Some(&body),
+                response::api_error,
+                Repeat::WhenUnsent,
+            )
             .await?;
         let batch: BatchObject = parse_batch(&answer)?;
         info!(target: "extract", batch = %batch.id, "created a message batch");
@@ -447,7 +452,7 @@ impl Batches {
             let answer = match self
                 .client
                 .transport
-                .send_to(Method::GET, &path, None, response::api_error)
+                .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
                 .await
             {
                 Ok(answer) => answer,

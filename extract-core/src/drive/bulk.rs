@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 
-use super::journal::{Journal, Recorded};
+use super::journal::Journal;
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
 
 /// Many documents through one extractor, `concurrency` at a time, with an
@@ -110,13 +110,8 @@ impl<M: Model + 'static> Bulk<M> {
     {
         let documents: Vec<Document> = documents.into_iter().collect();
         unique_ids(&documents)?;
-        let (journal, mut recorded) = match &self.journal {
-            Some(path) => {
-                let (journal, recorded) = Journal::open(path, &T::tool())?;
-                (Some(Arc::new(journal)), recorded)
-            }
-            None => (None, Recorded::default()),
-        };
+        let (journal, mut recorded) = Journal::open_if_any(self.journal.as_deref(), &T::tool())?;
+        let journal = journal.map(Arc::new);
         let total = documents.len();
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
         let gate = Arc::new(Semaphore::new(self.concurrency));

@@ -210,6 +210,14 @@ impl Journal {
         Ok((journal, recorded))
     }
 
+    /// [`open`](Journal::open) when there is a path; nothing recorded when not.
+    pub fn open_if_any(path: Option<&Path>, tool: &Tool) -> Result<(Option<Journal>, Recorded), Error> {
+        match path {
+            Some(path) => Journal::open(path, tool).map(|(journal, recorded)| (Some(journal), recorded)),
+            None => Ok((None, Recorded::default())),
+        }
+    }
+
     /// The line of a reply to `prompt`, serialized from borrows, so a
     /// driver need not keep a copy of the reply while the policy judges it;
     /// [`append_reply`](Journal::append_reply) writes it.

@@ -156,10 +156,13 @@ const STREAM_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 /// When an exchange may be sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Repeat {
+pub(crate) enum Repeat {
     /// After any retryable failure.
     Always,
-    /// Only when the server cannot have acted on it.
+    /// Only when the server cannot have acted on it (no connection was
+    /// made, or it answered 429 or 529): for a request that must not take
+    /// effect twice, such as creating a batch. Never after a timeout, a
+    /// dropped connection or another 5xx.
     WhenUnsent,
 }
 
@@ -273,31 +276,18 @@ impl Transport {
     }
 
     /// Sends `method` to `path` under the base URL (with a JSON `body`, if
-    /// any), retrying like [`post`](Transport::post); the success body.
+    /// any), retrying like [`post`](Transport::post) when `repeat` allows;
+    /// the success body.
     pub async fn send_to(
         &self,
         method: Method,
         path: &str,
         body: Option<&[u8]>,
         parse_error: fn(u16, &[u8]) -> ApiError,
+        repeat: Repeat,
     ) -> Result<Vec<u8>, Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(method, &url, body, parse_error, &mut Read::Whole, Repeat::Always).await
-    }
-
-    /// [`send_to`](Transport::send_to) for a request that must not take
-    /// effect twice (creating a batch): retried only when the server cannot
-    /// have acted on it (no connection was made, or it answered 429 or 529),
-    /// never after a timeout, a dropped connection or another 5xx.
-    pub async fn send_unrepeatable(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&[u8]>,
-        parse_error: fn(u16, &[u8]) -> ApiError,
-    ) -> Result<Vec<u8>, Failure> {
-        let url = format!("{}{path}", self.base_url);
-        self.exchange(method, &url, body, parse_error, &mut Read::Whole, Repeat::WhenUnsent).await
+        self.exchange(method, &url, body, parse_error, &mut Read::Whole, repeat).await
     }
 
     /// GETs `path` under the base URL and hands each line of the success
