@@ -48,6 +48,10 @@ struct Stand {
     refuse_forced: bool,
     /// Give a results URL on another host (the client must not follow it).
     foreign_results_url: bool,
+    /// Polls still to answer 503.
+    failing_polls: usize,
+    /// Make the batch on create, then close the connection without an answer.
+    drop_create_answer: bool,
 }
 
 struct Held {
@@ -82,6 +86,12 @@ async fn serve(mut stream: TcpStream, state: Shared, base: String) {
         assert_eq!(request.header("x-api-key"), Some("test-key"), "every request carries the key");
         assert!(request.header("anthropic-version").is_some());
         let (status, headers, body) = answer(&state, &base, &request);
+        if request.method == "POST"
+            && request.path == "/v1/messages/batches"
+            && state.lock().unwrap().drop_create_answer
+        {
+            return;
+        }
         let cut = request.path.ends_with("/results") && {
             let mut stand = state.lock().unwrap();
             let cut = stand.cut_results > 0;
@@ -166,6 +176,11 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             (200, vec![], object.to_string().into_bytes())
         }
         ("GET", ["v1", "messages", "batches", id]) => {
+            if stand.failing_polls > 0 {
+                stand.failing_polls -= 1;
+                let body = json!({"type": "error", "error": {"type": "api_error", "message": "try later"}});
+                return (503, vec![], body.to_string().into_bytes());
+            }
             let polls_in_progress = stand.polls_in_progress;
             let foreign = stand.foreign_results_url;
             let Some(held) = stand.batches.iter_mut().find(|b| b.id == *id) else {
@@ -599,4 +614,25 @@ async fn a_results_url_on_another_host_is_not_followed() {
         1,
         "read from the base URL"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polling_waits_out_an_outage() {
+    // Seven 503s: more than the transport's own retries of one poll (3 requests).
+    let (base, stand) = stand_in(Stand { failing_polls: 7, ..Stand::default() }).await;
+    let report = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12, "{:?}", report.failed);
+    assert_eq!(stand.lock().unwrap().failing_polls, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_that_may_have_taken_effect_is_never_sent_again() {
+    let (base, stand) = stand_in(Stand { drop_create_answer: true, ..Stand::default() }).await;
+    let report = batches(&base).run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.failed.len(), 12);
+    let error = report.failed["inv-00"].to_string();
+    assert!(error.contains("may have been created"), "{error}");
+    let stand = stand.lock().unwrap();
+    assert_eq!(creates(&stand.log), 1, "the create is not repeated");
+    assert_eq!(stand.batches.len(), 1, "the API made the batch once");
 }
