@@ -1,12 +1,11 @@
 //! Whole extractions over HTTP: the derive, the retry runtime and the Claude
-//! client against a real HTTP server on 127.0.0.1 that this file starts. The
-//! server reads each request (head and body), records it and answers with the
-//! next scripted response, one request per connection.
+//! client against a real HTTP server on 127.0.0.1 that this file starts (the
+//! scripted server of the client's own tests). The server reads each request
+//! (head and body), records it and answers with the next scripted response,
+//! one request per connection.
 
 #![cfg(feature = "anthropic")]
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use extract::anthropic::Client;
@@ -14,8 +13,6 @@ use extract::{Extractable, Extractor, Outcome, Retries, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 /// Record one invoice exactly as the document states it.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
@@ -57,84 +54,19 @@ fn corrected_output() -> Value {
 }
 
 // ---------------------------------------------------------------------------
-// The server
+// The server: the scripted server the client's own tests use.
 
-struct Response {
-    status: u16,
-    body: String,
-}
+#[path = "../extract-core/tests/common/mod.rs"]
+mod common;
+use common::{Server, Step};
 
-struct Server {
-    base_url: String,
-    bodies: Arc<Mutex<Vec<Vec<u8>>>>,
-}
-
-impl Server {
-    async fn start(script: Vec<Response>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}", listener.local_addr().unwrap());
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let record = bodies.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, record.clone(), script.clone()));
-            }
-        });
-        Server { base_url, bodies }
-    }
-
-    fn bodies(&self) -> Vec<Vec<u8>> {
-        self.bodies.lock().unwrap().clone()
-    }
-}
-
-async fn serve(
-    mut stream: TcpStream,
-    record: Arc<Mutex<Vec<Vec<u8>>>>,
-    script: Arc<Mutex<VecDeque<Response>>>,
-) {
-    let Some(body) = read_body(&mut stream).await else { return };
-    record.lock().unwrap().push(body);
-    let next = script.lock().unwrap().pop_front();
-    let Response { status, body } = next.unwrap_or(Response { status: 418, body: "{}".into() });
-    let head = format!(
-        "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\nrequest-id: req_test\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes()).await;
-    let _ = stream.write_all(body.as_bytes()).await;
-    let _ = stream.shutdown().await;
-}
-
-/// The body of one HTTP/1.1 request with a `content-length`.
-async fn read_body(stream: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = buffer.split_off(head_end);
-    while body.len() < length {
-        let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some(body)
+/// A response as the Messages API sends it, with a request id.
+fn response(status: u16, body: String) -> Step {
+    common::reply(status, &[("request-id", "req_test")], body)
 }
 
 /// A 200 whose message calls `record_invoice` with `input` and spent `usage`.
-fn tool_use(input: Value, usage: Usage) -> Response {
+fn tool_use(input: Value, usage: Usage) -> Step {
     let body = json!({
         "id": "msg_test",
         "type": "message",
@@ -150,7 +82,7 @@ fn tool_use(input: Value, usage: Usage) -> Response {
             "cache_read_input_tokens": usage.cache_read_tokens
         }
     });
-    Response { status: 200, body: body.to_string() }
+    response(200, body.to_string())
 }
 
 fn client(server: &Server) -> Client {
@@ -192,7 +124,7 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
     );
     assert_eq!(valid.attempt_usage(), [first_usage, second_usage]);
 
-    let bodies = server.bodies();
+    let bodies = server.raw_bodies();
     assert_eq!(bodies.len(), 2, "one request per attempt, no transport retry");
     let first: Value = serde_json::from_slice(&bodies[0]).unwrap();
     let second: Value = serde_json::from_slice(&bodies[1]).unwrap();
@@ -232,7 +164,7 @@ async fn a_500_then_success_does_not_spend_a_validation_attempt() {
     let overloaded =
         json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}});
     let server = Server::start(vec![
-        Response { status: 500, body: overloaded.to_string() },
+        response(500, overloaded.to_string()),
         tool_use(corrected_output(), Usage::new(1000, 80)),
     ])
     .await;
@@ -241,8 +173,8 @@ async fn a_500_then_success_does_not_spend_a_validation_attempt() {
 
     assert!(outcome.is_valid(), "{outcome:?}");
     assert_eq!(outcome.attempts(), 1, "a transport retry is not a validation attempt");
-    assert_eq!(server.bodies().len(), 2, "the server saw the failed request and its retry");
-    assert_eq!(server.bodies()[0], server.bodies()[1], "the retry resends the same request");
+    assert_eq!(server.raw_bodies().len(), 2, "the server saw the failed request and its retry");
+    assert_eq!(server.raw_bodies()[0], server.raw_bodies()[1], "the retry resends the same request");
     assert_eq!(outcome.usage(), Usage::new(1000, 80));
 }
 
@@ -252,7 +184,7 @@ async fn a_transport_failure_after_an_attempt_keeps_the_attempt_and_its_tokens()
         json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
     let server = Server::start(vec![
         tool_use(first_output(), Usage::new(1000, 80)),
-        Response { status: 401, body: unauthorized.to_string() },
+        response(401, unauthorized.to_string()),
     ])
     .await;
 

@@ -7,7 +7,6 @@
 
 #![cfg(all(feature = "anthropic", feature = "chrono"))]
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use extract::anthropic::Client;
@@ -15,8 +14,6 @@ use extract::{Extractable, Extractor, Outcome, Retries};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 // The README's types, exactly (section "A derived struct and its tool").
 
@@ -65,65 +62,29 @@ fn corrected_output() -> Value {
     output
 }
 
-/// A server that records each request body and answers with the next tool call.
-async fn serve(listener: TcpListener, bodies: Arc<Mutex<Vec<Vec<u8>>>>, mut replies: Vec<Value>) {
-    replies.reverse();
-    while let Ok((mut stream, _)) = listener.accept().await {
-        let Some(body) = read_body(&mut stream).await else { continue };
-        bodies.lock().unwrap().push(body);
-        let input = replies.pop().unwrap_or(Value::Null);
-        let reply = json!({
-            "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
-            "content": [{"type": "tool_use", "id": "toolu_test", "name": "record_invoice", "input": input}],
-            "stop_reason": "tool_use", "stop_sequence": null,
-            "usage": {"input_tokens": 1, "output_tokens": 1}
-        })
-        .to_string();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            reply.len()
-        );
-        let _ = stream.write_all(head.as_bytes()).await;
-        let _ = stream.write_all(reply.as_bytes()).await;
-        let _ = stream.shutdown().await;
-    }
-}
+#[path = "../extract-core/tests/common/mod.rs"]
+mod common;
+use common::{Server, Step};
 
-async fn read_body(stream: &mut TcpStream) -> Option<Vec<u8>> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = buffer.split_off(head_end);
-    while body.len() < length {
-        let n = stream.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some(body)
+/// A 200 whose message calls `record_invoice` with `input`.
+fn tool_call(input: Value) -> Step {
+    let reply = json!({
+        "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
+        "content": [{"type": "tool_use", "id": "toolu_test", "name": "record_invoice", "input": input}],
+        "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 1, "output_tokens": 1}
+    });
+    common::reply(200, &[], reply.to_string())
 }
 
 /// The request bodies of one extraction that needs one correction, by a
 /// client for `model` (`claude-haiku-5-5` is sent the forced tool; Opus
 /// models refuse a forced choice and get the strict tool with `auto`).
 async fn bodies(model: &str) -> Vec<Vec<u8>> {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base_url = format!("http://{}", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    tokio::spawn(serve(listener, bodies.clone(), vec![first_output(), corrected_output()]));
+    let server = Server::start(vec![tool_call(first_output()), tool_call(corrected_output())]).await;
     let client = Client::builder()
         .api_key("test-key")
-        .base_url(&base_url)
+        .base_url(&server.base_url)
         .model(model)
         // The request Anthropic's own API gets: the document as a document block.
         .document_blocks(true)
@@ -134,7 +95,7 @@ async fn bodies(model: &str) -> Vec<Vec<u8>> {
         Extractor::new(client).retries(Retries::new(2).unwrap()).extract::<Invoice>(DOCUMENT).await.unwrap();
     let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
     assert_eq!(valid.attempts(), 2);
-    let bodies = bodies.lock().unwrap().clone();
+    let bodies = server.raw_bodies();
     assert_eq!(bodies.len(), 2, "one request per attempt");
     bodies
 }

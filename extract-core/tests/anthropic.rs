@@ -1,15 +1,12 @@
-//! The Claude client against a real HTTP server on 127.0.0.1: a small
-//! scripted server (tokio `TcpListener`, HTTP/1.1 written by hand) that
+//! The Claude client against a real HTTP server on 127.0.0.1: the scripted
+//! server of `common` (tokio `TcpListener`, HTTP/1.1 written by hand), which
 //! answers each request with the next scripted step and records every request
-//! it received, headers and body. Writing the bytes by hand is what lets a
-//! step cut a body short, reset the connection mid-response or answer later
-//! than the client's timeout.
+//! it received, headers and body.
 
 #![cfg(feature = "anthropic")]
 
 mod common;
-use common::{Received, read_request};
-use std::collections::VecDeque;
+use common::{Server, Step, reply};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,107 +16,12 @@ use extract_core::{
     Correction, Document, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 const KEY: &str = "sk-ant-api03-TEST-SECRET-0123456789abcdef";
 
 // ---------------------------------------------------------------------------
-// The scripted server
-
-/// What the server does with one request.
-enum Step {
-    /// A complete response.
-    Reply { status: u16, headers: Vec<(&'static str, String)>, body: String },
-    /// Waits, then does the next step.
-    Slow(Duration, Box<Step>),
-    /// A 200 whose `content-length` promises more than is sent before the connection closes.
-    Truncated(String),
-    /// Starts a response, then resets the connection (RST).
-    Reset,
-}
-
-struct Server {
-    base_url: String,
-    received: Arc<Mutex<Vec<Received>>>,
-}
-
-impl Server {
-    async fn start(script: Vec<Step>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}", listener.local_addr().unwrap());
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let record = received.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, record.clone(), script.clone()));
-            }
-        });
-        Server { base_url, received }
-    }
-
-    fn requests(&self) -> Vec<Received> {
-        self.received.lock().unwrap().clone()
-    }
-
-    fn bodies(&self) -> Vec<Value> {
-        self.requests().iter().map(Received::json).collect()
-    }
-}
-
-/// Serves one connection: one request, one scripted step, then the connection closes.
-async fn serve(mut stream: TcpStream, record: Arc<Mutex<Vec<Received>>>, script: Arc<Mutex<VecDeque<Step>>>) {
-    let Some(request) = read_request(&mut stream).await else { return };
-    record.lock().unwrap().push(request);
-    let step = script.lock().unwrap().pop_front();
-    let step = step.unwrap_or_else(|| reply(418, &[], "{\"script\":\"exhausted\"}".into()));
-    perform(&mut stream, step).await;
-}
-
-async fn perform(stream: &mut TcpStream, mut step: Step) {
-    loop {
-        match step {
-            Step::Slow(delay, next) => {
-                tokio::time::sleep(delay).await;
-                step = *next;
-            }
-            Step::Reply { status, headers, body } => {
-                let mut head = format!("HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\n");
-                for (name, value) in headers {
-                    write!(head, "{name}: {value}\r\n").unwrap();
-                }
-                write!(head, "content-length: {}\r\nconnection: close\r\n\r\n", body.len()).unwrap();
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(body.as_bytes()).await;
-                let _ = stream.shutdown().await;
-                return;
-            }
-            Step::Truncated(body) => {
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len() + 500
-                );
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(body.as_bytes()).await;
-                let _ = stream.shutdown().await;
-                return;
-            }
-            Step::Reset => {
-                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-le").await;
-                let _ = stream.set_zero_linger();
-                return; // dropping a zero-linger socket sends RST
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Script helpers
-
-fn reply(status: u16, headers: &[(&'static str, &str)], body: String) -> Step {
-    Step::Reply { status, headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(), body }
-}
 
 fn message(content: Value, stop_reason: &str) -> String {
     json!({

@@ -1,5 +1,5 @@
 //! The OpenAI-compatible client against a stand-in Chat Completions server
-//! on 127.0.0.1: a tokio `TcpListener` that reads each request (head and
+//! on 127.0.0.1: the scripted server of `common`, which reads each request (head and
 //! body), records it, and answers with the next scripted response, status
 //! line, headers and body written by hand, one request per connection.
 //! Whole extractions run through `extract::Extractor` over a derived type.
@@ -7,8 +7,7 @@
 #![cfg(feature = "openai")]
 
 mod common;
-use common::{Received, read_request};
-use std::collections::VecDeque;
+use common::{Server, Step};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,8 +18,6 @@ use extract_core::openai::{Client, ClientBuilder, DEFAULT_BASE_URL, Mode, ToolCh
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
 
 const KEY: &str = "sk-proj-TEST-SECRET-0123456789abcdef";
 
@@ -67,67 +64,21 @@ fn corrected_output() -> Value {
 }
 
 // ---------------------------------------------------------------------------
-// The stand-in server
+// The stand-in server: `common`'s, with the version path in its base URL, as
+// the client expects, and a 500 the client does not retry past the script.
 
-/// One scripted response.
-struct Step {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    body: String,
-}
-
-struct Server {
-    base_url: String,
-    received: Arc<Mutex<Vec<Received>>>,
-}
-
-impl Server {
-    /// A server whose base URL carries the version path, as the client expects.
-    async fn start(script: Vec<Step>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let record = received.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, record.clone(), script.clone()));
-            }
-        });
-        Server { base_url, received }
-    }
-
-    fn requests(&self) -> Vec<Received> {
-        self.received.lock().unwrap().clone()
-    }
-
-    fn bodies(&self) -> Vec<Value> {
-        self.requests().iter().map(Received::json).collect()
-    }
-}
-
-async fn serve(mut stream: TcpStream, record: Arc<Mutex<Vec<Received>>>, script: Arc<Mutex<VecDeque<Step>>>) {
-    let Some(request) = read_request(&mut stream).await else { return };
-    record.lock().unwrap().push(request);
-    let step = script.lock().unwrap().pop_front();
-    let Step { status, headers, body } = step.unwrap_or_else(|| {
+async fn start(script: Vec<Step>) -> Server {
+    Server::start_at(script, "/v1", || {
         respond(500, &[("x-should-retry", "false")], error_body("server_error", "the script ran dry", None))
-    });
-    let mut head = format!("HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\n");
-    for (name, value) in headers {
-        write!(head, "{name}: {value}\r\n").unwrap();
-    }
-    write!(head, "content-length: {}\r\nconnection: close\r\n\r\n", body.len()).unwrap();
-    let _ = stream.write_all(head.as_bytes()).await;
-    let _ = stream.write_all(body.as_bytes()).await;
-    let _ = stream.shutdown().await;
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------
 // Script helpers: Chat Completions responses as the API writes them
 
 fn respond(status: u16, headers: &[(&'static str, &str)], body: String) -> Step {
-    Step { status, headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(), body }
+    common::reply(status, headers, body)
 }
 
 fn completion(message: Value, finish_reason: &str) -> String {
@@ -239,7 +190,7 @@ fn forced() -> Value {
 
 #[tokio::test]
 async fn a_forced_call_is_answered_and_the_request_is_chat_completions_field_by_field() {
-    let server = Server::start(vec![call(&corrected_output())]).await;
+    let server = start(vec![call(&corrected_output())]).await;
     let client = builder(&server).build().unwrap();
 
     let reply = client.call(&Invoice::prompt_for(DOCUMENT)).await.unwrap();
@@ -303,7 +254,7 @@ impl<T: Extractable> PromptFor for T {
 
 #[tokio::test]
 async fn a_correction_carries_the_document_the_previous_output_and_the_violations() {
-    let server = Server::start(vec![call(&first_output()), call(&corrected_output())]).await;
+    let server = start(vec![call(&first_output()), call(&corrected_output())]).await;
     let client = builder(&server).build().unwrap();
 
     let outcome = Extractor::new(client).retries(Retries::new(2).unwrap()).extract::<Invoice>(DOCUMENT).await;
@@ -348,7 +299,7 @@ async fn a_correction_carries_the_document_the_previous_output_and_the_violation
 #[tokio::test]
 async fn unparsable_arguments_are_invalid_json_and_fixed_on_the_retry() {
     let cut = r#"{"invoice_number": "INV-7", "line_items": [{"description": "Catering", "amount": 150.0},"#;
-    let server = Server::start(vec![call_text(cut, "tool_calls"), call(&corrected_output())]).await;
+    let server = start(vec![call_text(cut, "tool_calls"), call(&corrected_output())]).await;
     let client = builder(&server).build().unwrap();
 
     let outcome = Extractor::new(client).extract::<Invoice>(DOCUMENT).await.unwrap();
@@ -373,7 +324,7 @@ async fn unparsable_arguments_are_invalid_json_and_fixed_on_the_retry() {
 #[tokio::test]
 async fn a_length_finish_is_truncated_and_escalates_at_once() {
     let cut = r#"{"invoice_number": "INV-7", "line_items": [{"description": "Cater"#;
-    let server = Server::start(vec![call_text(cut, "length"), call(&corrected_output())]).await;
+    let server = start(vec![call_text(cut, "length"), call(&corrected_output())]).await;
     let client = builder(&server).max_tokens(64).build().unwrap();
 
     let outcome = Extractor::new(client).extract::<Invoice>(DOCUMENT).await.unwrap();
@@ -410,7 +361,7 @@ async fn stop_with_tool_calls_is_a_call_and_text_alone_is_no_tool_call() {
             "stop",
         ),
     );
-    let server = Server::start(vec![content(text, "stop"), stop]).await;
+    let server = start(vec![content(text, "stop"), stop]).await;
     let client = builder(&server).build().unwrap();
 
     let valid = Extractor::new(client).extract::<Invoice>(DOCUMENT).await.unwrap();
@@ -432,7 +383,7 @@ async fn refusals_and_content_filters_escalate_as_refusals() {
             "stop",
         ),
     );
-    let server = Server::start(vec![refusal, content("", "content_filter")]).await;
+    let server = start(vec![refusal, content("", "content_filter")]).await;
     let client = builder(&server).build().unwrap();
     let extractor = Extractor::new(client);
 
@@ -450,7 +401,7 @@ async fn refusals_and_content_filters_escalate_as_refusals() {
 
 #[tokio::test]
 async fn a_refused_forced_choice_falls_back_to_required_then_auto_and_is_remembered() {
-    let server = Server::start(vec![
+    let server = start(vec![
         error_step(
             400,
             "invalid_request_error",
@@ -500,7 +451,7 @@ async fn a_refused_forced_choice_falls_back_to_required_then_auto_and_is_remembe
 
 #[tokio::test]
 async fn a_400_about_something_else_keeps_the_forced_choice() {
-    let server = Server::start(vec![
+    let server = start(vec![
         error_step(400, "invalid_request_error", "'messages' must contain the word 'json' in some form"),
         call(&corrected_output()),
     ])
@@ -517,7 +468,7 @@ async fn a_400_about_something_else_keeps_the_forced_choice() {
 
 #[tokio::test]
 async fn a_429_with_retry_after_ms_is_waited_out_without_spending_an_attempt() {
-    let server = Server::start(vec![
+    let server = start(vec![
         respond(
             429,
             &[("retry-after-ms", "300"), ("retry-after", "30"), ("x-request-id", "req_429")],
@@ -547,7 +498,7 @@ async fn a_429_with_retry_after_ms_is_waited_out_without_spending_an_attempt() {
 
 #[tokio::test]
 async fn a_429_for_an_exhausted_quota_is_not_retried() {
-    let server = Server::start(vec![
+    let server = start(vec![
         respond(
             429,
             &[("retry-after", "1")],
@@ -568,7 +519,7 @@ async fn a_429_for_an_exhausted_quota_is_not_retried() {
 #[tokio::test]
 async fn a_401_fails_at_once_with_a_clear_message_and_no_key() {
     let message = "Incorrect API key provided: sk-proj-****cdef. You can find your API key at https://platform.openai.com/account/api-keys.";
-    let server = Server::start(vec![
+    let server = start(vec![
         respond(
             401,
             &[("x-request-id", "req_401")],
@@ -597,7 +548,7 @@ async fn a_401_fails_at_once_with_a_clear_message_and_no_key() {
 
 #[tokio::test]
 async fn a_404_and_a_401_without_a_key_say_what_to_check() {
-    let server = Server::start(vec![
+    let server = start(vec![
         respond(404, &[], "404 page not found".into()),
         error_step(401, "invalid_request_error", "You didn't provide an API key."),
     ])
@@ -619,7 +570,7 @@ async fn a_404_and_a_401_without_a_key_say_what_to_check() {
 #[tokio::test]
 async fn a_body_past_the_limit_is_a_clear_error() {
     let huge = json!({"total": 1.0, "note": "x".repeat(64 * 1024)});
-    let server = Server::start(vec![call(&huge)]).await;
+    let server = start(vec![call(&huge)]).await;
     let client = builder(&server).body_limit(16 * 1024).build().unwrap();
     let err = client.call(&prompt("doc")).await.unwrap_err();
     assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
@@ -629,7 +580,7 @@ async fn a_body_past_the_limit_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_body_that_is_not_a_completion_is_a_clear_error() {
-    let server = Server::start(vec![respond(200, &[], "<html>Gateway says hi</html>".into())]).await;
+    let server = start(vec![respond(200, &[], "<html>Gateway says hi</html>".into())]).await;
     let err = builder(&server).build().unwrap().call(&prompt("doc")).await.unwrap_err();
     assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
     assert!(checked(&err).contains("not a chat completion") && err.to_string().contains("Gateway says hi"));
@@ -689,7 +640,7 @@ async fn the_key_is_absent_from_every_debug_error_and_trace() {
 
     let log = Arc::new(Mutex::new(String::new()));
     let _guard = tracing::subscriber::set_default(Capture(log.clone()));
-    let server = Server::start(vec![
+    let server = start(vec![
         error_step(503, "server_error", "The server is overloaded."),
         error_step(400, "invalid_request_error", "tool_choice: named functions are not supported"),
         call(&json!({"total": 1.0})),
@@ -795,7 +746,7 @@ fn the_client_is_a_send_sync_model_usable_behind_dyn() {
 
 #[tokio::test]
 async fn strict_sends_the_strict_schema_with_every_property_required() {
-    let server = Server::start(vec![call(&corrected_output())]).await;
+    let server = start(vec![call(&corrected_output())]).await;
     let client = builder(&server).strict(true).build().unwrap();
     client.call(&Invoice::prompt_for(DOCUMENT)).await.unwrap();
 
@@ -814,7 +765,7 @@ async fn strict_sends_the_strict_schema_with_every_property_required() {
 
 #[tokio::test]
 async fn the_response_format_mode_runs_end_to_end_with_a_correction() {
-    let server = Server::start(vec![
+    let server = start(vec![
         content(&first_output().to_string(), "stop"),
         content("{\"invoice_number\": \"INV-7\", \"line_items\": [", "stop"),
         content(&serde_json::to_string_pretty(&corrected_output()).unwrap(), "stop"),
@@ -866,7 +817,7 @@ async fn the_response_format_mode_runs_end_to_end_with_a_correction() {
 
 #[tokio::test]
 async fn a_pdf_sends_its_text_layer_with_its_title_and_one_without_is_a_config_error() {
-    let server = Server::start(vec![call(&json!({"total": 500.0}))]).await;
+    let server = start(vec![call(&json!({"total": 500.0}))]).await;
     let client = builder(&server).build().unwrap();
     let pdf = Document::pdf(b"%PDF-1.4 not really".to_vec())
         .with_title("March invoice")

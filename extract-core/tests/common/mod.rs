@@ -1,9 +1,21 @@
-//! The HTTP request parser the local stand-in servers of these tests share:
-//! one request read off a real socket, head and body.
+//! What the local stand-in servers of these tests share: the HTTP request
+//! parser (one request read off a real socket, head and body), and a
+//! scripted server that answers each connection's request with the next
+//! scripted step and records every request it received. Writing the bytes by
+//! hand is what lets a step cut a body short, reset the connection
+//! mid-response or answer later than the client's timeout.
+//!
+//! Each test crate that includes this module uses only part of it.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 
 /// One request as the server received it.
 #[derive(Debug, Clone)]
@@ -62,4 +74,118 @@ pub async fn read_request(stream: &mut TcpStream) -> Option<Received> {
         body.extend_from_slice(&chunk[..n]);
     }
     Some(Received { method, path, headers, body })
+}
+
+/// What the scripted server does with one request.
+pub enum Step {
+    /// A complete response.
+    Reply { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    /// Waits, then does the next step.
+    Slow(Duration, Box<Step>),
+    /// A 200 whose `content-length` promises more than is sent before the connection closes.
+    Truncated(String),
+    /// Starts a response, then resets the connection (RST).
+    Reset,
+}
+
+/// A complete response with these headers.
+pub fn reply(status: u16, headers: &[(&'static str, &str)], body: String) -> Step {
+    Step::Reply { status, headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(), body }
+}
+
+/// A server on 127.0.0.1 that answers one request per connection with the
+/// next step of its script, and records every request.
+pub struct Server {
+    /// Where the client is pointed.
+    pub base_url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Server {
+    /// A server at the root of its address; a request past the end of the
+    /// script gets a 418.
+    pub async fn start(script: Vec<Step>) -> Server {
+        Server::start_at(script, "", || reply(418, &[], "{\"script\":\"exhausted\"}".into())).await
+    }
+
+    /// A server whose base URL ends in `path`, answering `when_dry()` to a
+    /// request past the end of the script.
+    pub async fn start_at(script: Vec<Step>, path: &str, when_dry: fn() -> Step) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}{path}", listener.local_addr().unwrap());
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let record = received.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, record.clone(), script.clone(), when_dry));
+            }
+        });
+        Server { base_url, received }
+    }
+
+    /// Every request received, in order.
+    pub fn requests(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Every request body, parsed as JSON.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.requests().iter().map(Received::json).collect()
+    }
+
+    /// Every request body, as the bytes that arrived.
+    pub fn raw_bodies(&self) -> Vec<Vec<u8>> {
+        self.requests().into_iter().map(|r| r.body).collect()
+    }
+}
+
+/// Serves one connection: one request, one scripted step, then the connection closes.
+async fn serve(
+    mut stream: TcpStream,
+    record: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Mutex<VecDeque<Step>>>,
+    when_dry: fn() -> Step,
+) {
+    let Some(request) = read_request(&mut stream).await else { return };
+    record.lock().unwrap().push(request);
+    let step = script.lock().unwrap().pop_front();
+    perform(&mut stream, step.unwrap_or_else(when_dry)).await;
+}
+
+async fn perform(stream: &mut TcpStream, mut step: Step) {
+    loop {
+        match step {
+            Step::Slow(delay, next) => {
+                tokio::time::sleep(delay).await;
+                step = *next;
+            }
+            Step::Reply { status, headers, body } => {
+                let mut head = format!("HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\n");
+                for (name, value) in headers {
+                    write!(head, "{name}: {value}\r\n").unwrap();
+                }
+                write!(head, "content-length: {}\r\nconnection: close\r\n\r\n", body.len()).unwrap();
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(body.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            Step::Truncated(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len() + 500
+                );
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(body.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            Step::Reset => {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-le").await;
+                let _ = stream.set_zero_linger();
+                return; // dropping a zero-linger socket sends RST
+            }
+        }
+    }
 }
