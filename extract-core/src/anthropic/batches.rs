@@ -223,7 +223,7 @@ impl Batches {
                             error => error,
                         };
                         for (id, _) in &documents {
-                            state.fail(id, clone_error(&error), None)?;
+                            state.fail(id, error.clone(), None)?;
                         }
                     }
                 }
@@ -403,7 +403,7 @@ impl Batches {
                 // The batch stays open in the journal: a later run re-attaches it.
                 for (id, attempt) in documents {
                     if state.awaits(id, *attempt) {
-                        state.fail(id, clone_error(&error), None)?;
+                        state.fail(id, error.clone(), None)?;
                     }
                 }
                 return Ok(());
@@ -416,8 +416,6 @@ impl Batches {
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
-        // `Failure` is the transport's own error type, large or not.
-        #[allow(clippy::result_large_err)]
         let mut handle = |line: &[u8]| -> Result<(), Failure> {
             state.result(batch, &attempts, &tool, line).map_err(|e| Failure::Abort(Box::new(e)))
         };
@@ -429,7 +427,7 @@ impl Batches {
                 for (id, attempt) in documents {
                     if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone()))
                     {
-                        state.fail(id, clone_error(&error), None)?;
+                        state.fail(id, error.clone(), None)?;
                     }
                 }
                 return Ok(());
@@ -693,18 +691,6 @@ fn status_of(error_type: &str) -> u16 {
         "rate_limit_error" => 429,
         "overloaded_error" => 529,
         _ => 500,
-    }
-}
-
-/// An error again, for each document of a batch it ended.
-fn clone_error(error: &Error) -> Error {
-    match error {
-        Error::Api { status, error_type, message, request_id } => {
-            Error::api(*status, error_type.clone(), message.clone(), request_id.clone())
-        }
-        Error::Transport(message) => Error::transport(message),
-        Error::InvalidResponse(message) => Error::invalid_response(message),
-        other => Error::config(other),
     }
 }
 

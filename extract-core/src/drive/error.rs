@@ -7,7 +7,7 @@ use crate::{FailedAttempt, Usage};
 
 /// A failure to reach a model or to configure a run. Every validation result is
 /// an `Outcome`, never an `Error`.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The model API answered with an error status.

@@ -86,7 +86,7 @@ pub(crate) fn body_prefix(body: &[u8]) -> String {
 #[derive(Debug)]
 pub(crate) enum Failure {
     /// The API answered with an error status.
-    Api { status: u16, error: ApiError, request_id: Option<String> },
+    Api { status: u16, error: Box<ApiError>, request_id: Option<String> },
     /// No usable answer came: connection, timeout, a body cut short.
     Transport(String),
     /// No connection was made, so the server cannot have acted on the request.
@@ -95,9 +95,6 @@ pub(crate) enum Failure {
     TooLarge(String),
     /// The caller's line handler stopped the exchange; never retried.
     Abort(Box<Error>),
-    /// An error status with what the retry loop needs to decide; never
-    /// leaves the transport.
-    Status { failure: Box<Failure>, server_delay: Option<Duration>, retryable: bool },
 }
 
 impl fmt::Display for Failure {
@@ -109,7 +106,6 @@ impl fmt::Display for Failure {
             Failure::Transport(message) | Failure::Unsent(message) | Failure::TooLarge(message) => {
                 f.write_str(message)
             }
-            Failure::Status { failure, .. } => failure.fmt(f),
             Failure::Abort(error) => error.fmt(f),
         }
     }
@@ -123,7 +119,6 @@ impl From<Failure> for Error {
             }
             Failure::Transport(message) | Failure::Unsent(message) => Error::transport(message),
             Failure::TooLarge(message) => Error::invalid_response(message),
-            Failure::Status { failure, .. } => Error::from(*failure),
             Failure::Abort(error) => *error,
         }
     }
@@ -147,6 +142,27 @@ pub(crate) fn mask_credentials(url: &str) -> String {
             Some((_, host)) => format!("***@{host}"),
             None => url.to_string(),
         },
+    }
+}
+
+/// An error status as the retry loop weighs it.
+struct ErrorStatus {
+    failure: Failure,
+    status: u16,
+    /// How long the server asks to wait (`retry-after-ms`, `retry-after`).
+    server_delay: Option<Duration>,
+    /// Whether the status may be retried at all.
+    retryable: bool,
+}
+
+/// How the retry loop weighs a failure without a status: a body too large
+/// or a handler that stopped ends the exchange (`Err`); no connection may
+/// always be retried; anything else only when the request may be repeated.
+fn unanswered(failure: Failure, repeat: Repeat) -> Result<(Failure, Option<Duration>, bool), Failure> {
+    match failure {
+        Failure::TooLarge(_) | Failure::Abort(_) => Err(failure),
+        Failure::Unsent(_) => Ok((failure, None, true)),
+        failure => Ok((failure, None, repeat == Repeat::Always)),
     }
 }
 
@@ -357,37 +373,38 @@ impl Transport {
         let timeout = matches!(read, Read::Lines(_)).then_some(STREAM_TIMEOUT);
         loop {
             self.wait_out_pause().await;
-            let answer = match self.send_once(method.clone(), url, body, timeout).await {
-                Ok(response) if response.status().is_success() => match read {
-                    Read::Whole => self.read_whole(response, self.settings.body_limit).await,
-                    Read::Lines(each) => self.read_lines(response, &mut **each).await.map(|()| Vec::new()),
-                },
-                Ok(response) => Err(self.error_status(response, parse_error).await),
-                Err(failure) => Err(failure),
-            };
-            let (failure, server_delay, retryable) = match answer {
-                Ok(value) => return Ok(value),
-                Err(failure @ (Failure::TooLarge(_) | Failure::Abort(_))) => return Err(failure),
-                Err(Failure::Status { failure, server_delay, retryable }) => {
-                    let status = match &*failure {
-                        Failure::Api { status, .. } => *status,
-                        _ => 0,
-                    };
-                    if retryable && matches!(status, 429 | 529) {
-                        self.pause_all(retry::delay(
-                            retry,
-                            server_delay,
-                            self.settings.backoff_initial,
-                            self.settings.backoff_max,
-                            0.0,
-                        ));
+            let (failure, server_delay, retryable) =
+                match self.send_once(method.clone(), url, body, timeout).await {
+                    Ok(response) if response.status().is_success() => {
+                        let read = match read {
+                            Read::Whole => self.read_whole(response, self.settings.body_limit).await,
+                            Read::Lines(each) => {
+                                self.read_lines(response, &mut **each).await.map(|()| Vec::new())
+                            }
+                        };
+                        match read {
+                            Ok(value) => return Ok(value),
+                            Err(failure) => unanswered(failure, repeat)?,
+                        }
                     }
-                    let retryable = retryable && (repeat == Repeat::Always || matches!(status, 429 | 529));
-                    (*failure, server_delay, retryable)
-                }
-                Err(failure @ Failure::Unsent(_)) => (failure, None, true),
-                Err(failure) => (failure, None, repeat == Repeat::Always),
-            };
+                    Ok(response) => match self.error_status(response, parse_error).await {
+                        Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
+                            let slowed = matches!(status, 429 | 529);
+                            if retryable && slowed {
+                                self.pause_all(retry::delay(
+                                    retry,
+                                    server_delay,
+                                    self.settings.backoff_initial,
+                                    self.settings.backoff_max,
+                                    0.0,
+                                ));
+                            }
+                            (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
+                        }
+                        Err(failure) => unanswered(failure, repeat)?,
+                    },
+                    Err(failure) => unanswered(failure, repeat)?,
+                };
             if !retryable || retry >= self.settings.retries {
                 return Err(match failure {
                     Failure::Transport(message) | Failure::Unsent(message) if retry > 0 => {
@@ -411,18 +428,16 @@ impl Transport {
     }
 
     /// An error status, read: the API's error, how long the server asks to
-    /// wait, and whether the request may be retried.
+    /// wait, and whether the request may be retried; `Err` when its body
+    /// could not be read.
     async fn error_status(
         &self,
         response: reqwest::Response,
         parse_error: fn(u16, &[u8]) -> ApiError,
-    ) -> Failure {
+    ) -> Result<ErrorStatus, Failure> {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = match self.read_whole(response, self.settings.body_limit).await {
-            Ok(body) => body,
-            Err(failure) => return failure,
-        };
+        let body = self.read_whole(response, self.settings.body_limit).await?;
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let error = parse_error(status, &body);
         let retryable =
@@ -439,11 +454,12 @@ impl Transport {
             service = self.service,
             "error response"
         );
-        Failure::Status {
-            failure: Box::new(Failure::Api { status, error, request_id }),
+        Ok(ErrorStatus {
+            failure: Failure::Api { status, error: Box::new(error), request_id },
+            status,
             server_delay,
             retryable,
-        }
+        })
     }
 
     /// Makes every request through this transport wait `wait` from now
