@@ -391,11 +391,8 @@ impl Batches {
                 // The API no longer has it (results are kept 29 days): its
                 // documents are sent again, and the journal forgets it.
                 warn!(target: "extract", %batch, %message, "the message batch is gone; its documents are sent again");
-                for (id, attempt) in documents {
-                    if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone()))
-                    {
-                        state.resend(id, batch, "the API no longer has its batch", true)?;
-                    }
+                for id in state.unhandled(batch, documents) {
+                    state.resend(&id, batch, "the API no longer has its batch", true)?;
                 }
                 return state.journal(|j| j.collected(batch));
             }
@@ -424,20 +421,15 @@ impl Batches {
             Err(Failure::Abort(error)) => return Err(*error),
             Err(failure) => {
                 let error = Error::from(failure);
-                for (id, attempt) in documents {
-                    if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone()))
-                    {
-                        state.fail(id, error.clone(), None)?;
-                    }
+                for id in state.unhandled(batch, documents) {
+                    state.fail(&id, error.clone(), None)?;
                 }
                 return Ok(());
             }
             Ok(()) => {}
         }
-        for (id, attempt) in documents {
-            if state.awaits(id, *attempt) && !state.handled.contains(&(batch.to_string(), id.clone())) {
-                state.resend(id, batch, "the results file holds no result for it", true)?;
-            }
+        for id in state.unhandled(batch, documents) {
+            state.resend(&id, batch, "the results file holds no result for it", true)?;
         }
         state.journal(|j| j.collected(batch))
     }
@@ -538,6 +530,17 @@ impl<T: Extractable + Send + 'static> State<T> {
             .get(id)
             .map(|&i| &self.entries[i])
             .is_some_and(|entry| entry.result.is_none() && entry.run.attempt() == attempt)
+    }
+
+    /// The documents of `batch` still waiting for their result from it.
+    fn unhandled(&self, batch: &str, documents: &[(String, u32)]) -> Vec<String> {
+        documents
+            .iter()
+            .filter(|(id, attempt)| {
+                self.awaits(id, *attempt) && !self.handled.contains(&(batch.to_string(), id.clone()))
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     /// Hands one line of `batch`'s results file to its document.
