@@ -8,8 +8,10 @@
 //! quick` for the zero-latency figures and the journal's cost only; add
 //! `current-thread` to run on tokio's single-threaded runtime.
 //! Wall clock on a shared machine is noisy: the journal's cost is also measured
-//! in CPU time per document (every thread, user and kernel), medians of ABBA-ordered runs,
-//! which repeats where wall clock does not.
+//! in CPU time per document (every thread, user and kernel), medians of
+//! ABBA-ordered runs, and in instructions by `benches/journal_instructions.sh`
+//! (which runs this binary's `once with|without` mode under callgrind), the
+//! one figure that repeats exactly.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -60,6 +62,10 @@ impl Model for Offline {
 }
 
 const DOCUMENTS: usize = 10_000;
+
+/// Runs with and without a journal for its cost, each; a run takes about
+/// 50 ms, and more of them steady the medians on a shared machine.
+const ROUNDS: usize = 30;
 
 fn documents() -> Vec<Document> {
     (0..DOCUMENTS)
@@ -121,6 +127,12 @@ fn main() {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
     };
     runtime.block_on(async {
+        // `once with|without`: one zero-latency run at concurrency 16, with
+        // or without a journal, for `benches/journal_instructions.sh`.
+        if let Some(mode) = std::env::args().skip_while(|a| a != "once").nth(1) {
+            run(Duration::ZERO, 16, (mode == "with").then(|| journal_path("once"))).await;
+            return;
+        }
         println!("Bulk over {DOCUMENTS} documents, offline model, documents per second:");
         println!("{:>12} {:>14} {:>14}", "concurrency", "0 ms latency", "50 ms latency");
         for concurrency in [1, 4, 16, 64] {
@@ -136,7 +148,7 @@ fn main() {
         // The journal's cost: runs with and without it at concurrency 16,
         // zero latency, in ABBA order (so neither always goes first).
         let (mut with, mut without, mut bytes) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()), 0);
-        for round in 0..10 {
+        for round in 0..ROUNDS {
             for journalled in if round % 2 == 0 { [false, true] } else { [true, false] } {
                 let journal = journalled.then(|| journal_path(&round.to_string()));
                 let (rate, cpu, size) = run(Duration::ZERO, 16, journal).await;
@@ -148,7 +160,7 @@ fn main() {
         }
         let (with_rate, without_rate) = (median(with.0), median(without.0));
         let (with_cpu, without_cpu) = (median(with.1), median(without.1));
-        println!("\njournal at concurrency 16, zero latency (medians of 10 runs each, ABBA order):");
+        println!("\njournal at concurrency 16, zero latency (medians of {ROUNDS} runs each, ABBA order):");
         println!(
             "  wall clock: without {without_rate:.0} documents/s; with {with_rate:.0} documents/s; cost {:.1}%",
             (1.0 - with_rate / without_rate) * 100.0

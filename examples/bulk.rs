@@ -109,8 +109,10 @@ fn bulk(model: Reader, journal: &Path) -> Result<Bulk<Reader>, Error> {
     Bulk::new(Extractor::new(model).retries(retries)).concurrency(8).journal(journal)
 }
 
+/// The replies the journal holds: a tool call is a `call` record, any other answer a `reply`.
 fn replies(journal: &Path) -> usize {
-    std::fs::read_to_string(journal).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0)
+    let text = std::fs::read_to_string(journal).unwrap_or_default();
+    text.matches("\"record\":\"call\"").count() + text.matches("\"record\":\"reply\"").count()
 }
 
 #[tokio::main]

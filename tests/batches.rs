@@ -427,12 +427,7 @@ async fn a_results_file_cut_short_is_read_again_and_no_result_counts_twice() {
     let stand = stand.lock().unwrap();
     assert_eq!(count(&stand.log, "GET /v1/messages/batches/msgbatch_001/results"), 2, "read again");
     assert_eq!(stand.batches.len(), 2, "the half read first is not resent");
-    let journal = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        journal.matches("\"record\":\"reply\"").count(),
-        16,
-        "12 first replies and 4 corrections, each once"
-    );
+    assert_eq!(invoices::journal_replies(&path), 16, "12 first replies and 4 corrections, each once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,10 +509,6 @@ async fn kill_child_when(path: &Path, base: &str, ready: impl Fn(&Path) -> bool)
     child.wait().unwrap();
 }
 
-fn journal_count(path: &Path, record: &str) -> usize {
-    std::fs::read_to_string(path).map_or(0, |t| t.matches(&format!("\"record\":\"{record}\"")).count())
-}
-
 fn journal_has(path: &Path, record: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.contains(&format!("\"record\":\"{record}\"")))
 }
@@ -528,7 +519,7 @@ async fn a_run_killed_after_its_first_batch_was_created_resumes_without_creating
     // The batch stays in progress until the child is killed polling it.
     let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
     kill_child_when(&path, &base, |path| journal_has(path, "batch")).await;
-    assert!(!journal_has(&path, "reply"), "killed before any result was read");
+    assert_eq!(invoices::journal_replies(&path), 0, "killed before any result was read");
     assert_eq!(stand.lock().unwrap().batches.len(), 1);
     stand.lock().unwrap().polls_in_progress = 0;
 
@@ -553,14 +544,14 @@ async fn a_run_killed_while_reading_results_resumes_without_handling_one_twice()
     let path = temp_journal("killed-collecting");
     // Five lines of the results file arrive, then the rest is held back.
     let (base, stand) = stand_in(Stand { stall_after_lines: Some(5), ..Stand::default() }).await;
-    kill_child_when(&path, &base, |path| journal_count(path, "reply") >= 5).await;
-    assert_eq!(journal_count(&path, "reply"), 5, "killed while reading the first results file");
+    kill_child_when(&path, &base, |path| invoices::journal_replies(path) >= 5).await;
+    assert_eq!(invoices::journal_replies(&path), 5, "killed while reading the first results file");
     assert!(!journal_has(&path, "collected"));
 
     stand.lock().unwrap().stall_after_lines = None;
     let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
     assert_eq!(resumed.outcomes.len(), 12, "every document ends with exactly one outcome");
-    assert_eq!(journal_count(&path, "reply"), 16, "12 first replies and 4 corrections, none twice");
+    assert_eq!(invoices::journal_replies(&path), 16, "12 first replies and 4 corrections, none twice");
     {
         let stand = stand.lock().unwrap();
         assert_eq!(creates(&stand.log), 2, "the first batch re-attached, then the corrections");

@@ -178,6 +178,34 @@ async fn a_journal_for_another_type_is_refused_and_a_partial_last_line_is_cut() 
     assert!(err.to_string().contains("is not a journal record"), "{err}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_takes_one_run_at_a_time() {
+    let path = temp_journal("one-at-a-time");
+    let slow = DocumentModel { latency: Duration::from_millis(50), ..DocumentModel::default() };
+    let first = {
+        let bulk =
+            Bulk::new(Extractor::new(slow.clone()).retries(Retries::new(2).unwrap())).journal(&path).unwrap();
+        tokio::spawn(async move { bulk.run::<Invoice>(documents()).await })
+    };
+    while slow.calls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let second = DocumentModel::default();
+    let err = Bulk::new(Extractor::new(second.clone()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is in use by another run"), "{err}");
+    assert_eq!(second.calls.load(Ordering::SeqCst), 0, "the refused run sent nothing");
+    assert_eq!(first.await.unwrap().unwrap().outcomes.len(), 20, "the first run is not disturbed");
+    let after = Bulk::new(Extractor::new(second.clone())).journal(&path).unwrap();
+    let after = after.run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(after.outcomes.len(), 20, "once it ended, the journal opens again");
+    assert_eq!(second.calls.load(Ordering::SeqCst), 0, "and every outcome is rebuilt from it");
+}
+
 fn append(path: &Path, text: &str) {
     use std::io::Write;
     std::fs::OpenOptions::new().append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
@@ -206,7 +234,7 @@ fn child_process_bulk_run() {
 
 /// The replies a journal holds.
 fn replies(path: &Path) -> usize {
-    std::fs::read_to_string(path).map(|t| t.matches("\"record\":\"reply\"").count()).unwrap_or(0)
+    invoices::journal_replies(path)
 }
 
 /// Runs `child_process_bulk_run` in a real child process over the document

@@ -1,7 +1,7 @@
 //! What the bulk and batches tests share: the invoice type both extract,
 //! its packets for comparing two runs, and a fresh journal path.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use extract::{BulkReport, Extractable};
 use schemars::JsonSchema;
@@ -33,4 +33,11 @@ pub fn temp_journal(suite: &str, name: &str) -> PathBuf {
     let path = dir.join("run.journal");
     let _ = std::fs::remove_file(&path);
     path
+}
+
+/// The replies a journal holds: its `call` records (tool calls) and its
+/// `reply` records (any other answer).
+pub fn journal_replies(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.matches("\"record\":\"call\"").count() + text.matches("\"record\":\"reply\"").count()
 }

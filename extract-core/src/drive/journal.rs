@@ -7,26 +7,37 @@
 //! it answered), every transport failure, and every finished document.
 //! Resuming replays a document's replies through a fresh `Run` (the policy
 //! is deterministic), so an outcome is always built again by the
-//! validators, never read from disk. Each record is one `write` of a whole
-//! line to the file: a killed process leaves at most one partial line at the
-//! end, which opening truncates; any other line that is not a record is an
-//! error naming the file and the line.
+//! validators, never read from disk.
+//!
+//! Each record is copied whole, in order, into a shared writable mapping of
+//! the file: once copied it is in the kernel's page cache, where a killed
+//! process cannot lose it, as after a `write`, but without a system call
+//! per record. Disk space is set aside ahead in chunks (fallocate(2), or
+//! zeros written where the file system lacks it; never a sparse extension),
+//! so that a full disk is an error when a chunk is set aside, never a fault
+//! while a record is copied; a journal closed normally is cut back to its
+//! records. A killed process leaves at most one partial record, then zeros,
+//! which opening cuts off; any other line that is not a record is an error
+//! naming the file and the line. One run at a time: the journal's file is
+//! locked while it is open.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
+use memmap2::{MmapMut, MmapOptions};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Error, Prompt, Reply, Tool};
+use crate::{Error, Prompt, Reply, ReplyContent, Tool, Usage};
 
 /// The journal format's version; a journal of another version is refused.
 /// Version 2 added the records of the Message Batches driver and the
-/// reply's `done` flag; version 1 journals still read.
-const VERSION: u32 = 2;
+/// reply's `done` flag; version 3 the compact `call` record of a tool call.
+/// Journals of earlier versions still read.
+const VERSION: u32 = 3;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
@@ -35,7 +46,7 @@ enum Record {
     Header { version: u32, tool: String, schema: String },
     /// A reply the model gave document `document` at `attempt`, to the
     /// prompt whose digest is `prompt` (from the message batch `batch`, on
-    /// the Message Batches API).
+    /// the Message Batches API). A tool call is a [`Record::Call`].
     Reply {
         document: String,
         attempt: u32,
@@ -44,7 +55,25 @@ enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         batch: Option<String>,
         /// Whether this reply ended the document's run.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        done: bool,
+    },
+    /// A reply that called a tool, as [`Record::Reply`] holds it but in a
+    /// third fewer bytes: the prompt's digest only on a correction, the
+    /// tool's name only when the model named it, and the usage as
+    /// `[input, output, cache read, cache write]` tokens.
+    Call {
+        document: String,
+        attempt: u32,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        input: serde_json::Value,
+        usage: [u64; 4],
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         done: bool,
     },
     /// A transport failure: the document is not finished, and a resumed run tries it again.
@@ -94,18 +123,65 @@ pub(crate) struct Recorded {
     pub resends: BTreeMap<String, u32>,
 }
 
-/// An open journal, appending.
+impl Recorded {
+    /// A reply document `document` got (to a request of `batch`, if any).
+    fn reply(&mut self, document: String, reply: Reply, batch: Option<String>) {
+        self.resends.remove(&document);
+        if let Some(batch) = batch {
+            self.handled.insert((batch, document.clone()));
+        }
+        self.replies.entry(document).or_default().push(reply)
+    }
+}
+
+/// An open journal, appending. Its file stays locked until it is dropped.
 #[derive(Debug)]
 pub(crate) struct Journal {
-    file: File,
     path: PathBuf,
-    /// Set by a short write: nothing may be appended after a partial line.
-    broken: AtomicBool,
+    /// Where the next record goes; the lock keeps records whole and in order.
+    tail: Mutex<Tail>,
 }
+
+/// The end of a journal's file, mapped for copying records into.
+#[derive(Debug)]
+struct Tail {
+    file: File,
+    /// The bytes of whole records; the file holds zeros after them, up to
+    /// `end` (the space set aside).
+    len: u64,
+    /// The file's length.
+    end: u64,
+    /// A writable mapping of the file from `mapped_from`, reaching far past
+    /// its end so that the file can grow under it without a new mapping;
+    /// only what lies before `end` is ever touched (beyond a file's end a
+    /// mapping faults). `None` before the first record.
+    map: Option<MmapMut>,
+    mapped_from: u64,
+}
+
+/// The smallest and largest chunk of space a journal sets aside at once: a
+/// chunk is a quarter of the journal so far, within these bounds.
+const CHUNK: std::ops::RangeInclusive<u64> = (256 << 10)..=(64 << 20);
+
+/// How far a journal's mapping reaches past the file's end: address space,
+/// not memory, on 64-bit Unix; a journal that outgrows it is mapped again
+/// from its end. Elsewhere only the space set aside is mapped (on Windows a
+/// mapping longer than its file lengthens the file).
+const WINDOW: u64 = if cfg!(unix) && usize::BITS >= 64 { 64 << 30 } else { 0 };
 
 /// A reply's line, serialized before the reply is judged and written once
 /// it is (see [`Journal::reply_line`]).
 pub(crate) struct ReplyRecord(Vec<u8>);
+
+impl ReplyRecord {
+    /// The whole line, with whether the reply ended the document's run.
+    fn closed(self, done: bool) -> Vec<u8> {
+        let mut line = self.0;
+        line.extend_from_slice(if done { br#","done":true}"# } else { b"}" });
+        line.push(b'\n');
+        line
+    }
+}
 
 fn counted() -> bool {
     true
@@ -125,31 +201,48 @@ impl Journal {
     pub fn open(path: &Path, tool: &Tool) -> Result<(Journal, Recorded), Error> {
         let shown = path.display();
         let io = |what: &str, e: std::io::Error| Error::config(format!("journal {shown}: {what}: {e}"));
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(path)
             .map_err(|e| io("cannot open it", e))?;
+        file.try_lock().map_err(|e| match e {
+            TryLockError::WouldBlock => Error::config(format!(
+                "journal {shown} is in use by another run (in this process or another); \
+                 wait for it to end, or use another journal"
+            )),
+            TryLockError::Error(e) => io("cannot lock it", e),
+        })?;
         let schema = digest(&serde_json::to_string(tool).unwrap_or_default());
         let mut recorded = Recorded::default();
         let mut whole = 0u64;
         let mut header = None;
         let mut reader = BufReader::new(&file);
-        let mut line = String::new();
+        let mut line = Vec::new();
         let mut number = 0;
         loop {
             line.clear();
-            let read = reader.read_line(&mut line).map_err(|e| io("cannot read it", e))?;
+            let read = reader.read_until(b'\n', &mut line).map_err(|e| io("cannot read it", e))?;
             if read == 0 {
                 break;
             }
             number += 1;
-            if !line.ends_with('\n') {
-                // A partial last line: the run was killed while writing it.
+            if !line.ends_with(b"\n") || line.contains(&0) {
+                // A killed run stopped here: a record copied in part (no
+                // record holds a zero byte), then only the zeros it had set
+                // aside. A whole record after zeros is not that.
+                let after_zeros = line.rsplit(|&b| b == 0).next().unwrap_or_default();
+                let whole_record_follows = line.contains(&0)
+                    && serde_json::from_slice::<Record>(after_zeros.trim_ascii_end()).is_ok();
+                if whole_record_follows || !rest_is_zeros(&mut reader).map_err(|e| io("cannot read it", e))? {
+                    return Err(Error::config(format!(
+                        "journal {shown}: line {number} is cut short, yet records follow it"
+                    )));
+                }
                 break;
             }
-            let record: Record = serde_json::from_str(&line).map_err(|e| {
+            let record: Record = serde_json::from_slice(&line).map_err(|e| {
                 Error::config(format!("journal {shown}: line {number} is not a journal record ({e})"))
             })?;
             whole += read as u64;
@@ -169,13 +262,19 @@ impl Journal {
                         "journal {shown}: line {number} comes before the header"
                     )));
                 }
-                Record::Reply { document, reply, batch, .. } => {
-                    recorded.resends.remove(&document);
-                    if let Some(batch) = batch {
-                        recorded.handled.insert((batch, document.clone()));
-                    }
-                    recorded.replies.entry(document).or_default().push(reply)
+                Record::Call {
+                    document,
+                    name,
+                    input,
+                    usage: [input_tokens, output_tokens, read, write],
+                    batch,
+                    ..
+                } => {
+                    let usage = Usage::new(input_tokens, output_tokens).with_cache(read, write);
+                    let reply = Reply { content: ReplyContent::ToolCall { name, input }, usage };
+                    recorded.reply(document, reply, batch);
                 }
+                Record::Reply { document, reply, batch, .. } => recorded.reply(document, reply, batch),
                 Record::Failed { document, batch, .. } => {
                     recorded.resends.remove(&document);
                     if let Some(batch) = batch {
@@ -201,9 +300,9 @@ impl Journal {
         let length = file.metadata().map_err(|e| io("cannot read it", e))?.len();
         if length > whole {
             file.set_len(whole).map_err(|e| io("cannot cut off its partial last line", e))?;
-            file.seek(SeekFrom::End(0)).map_err(|e| io("cannot seek", e))?;
         }
-        let journal = Journal { file, path: path.to_path_buf(), broken: AtomicBool::new(false) };
+        let tail = Tail { file, len: whole, end: whole, map: None, mapped_from: whole };
+        let journal = Journal { path: path.to_path_buf(), tail: Mutex::new(tail) };
         if header.is_none() {
             journal.append_record(&Record::Header { version: VERSION, tool: tool.name.clone(), schema })?;
         }
@@ -230,19 +329,16 @@ impl Journal {
         // The prompt is its document, the tool (in the header) and, on a
         // correction, what the last attempt gave: that part is digested.
         let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(&c.previous_output));
-        let record =
-            ReplyLine { record: "reply", document, attempt: prompt.attempt, prompt: &sent, reply, batch };
-        let mut line = line(&record)?;
-        // Open again, for `append_reply` to close with or without `done`.
-        line.truncate(line.len() - "}\n".len());
+        // Sized for a typical reply, so the line is not grown while it is written.
+        let mut line = Vec::with_capacity(512);
+        write_reply_line(&mut line, document, prompt.attempt, &sent, reply, batch)
+            .map_err(|e| Error::config(format!("cannot journal a reply: {e}")))?;
         Ok(ReplyRecord(line))
     }
 
     /// Writes a reply's line, with whether the reply ended the document's run.
     pub fn append_reply(&self, record: ReplyRecord, done: bool) -> Result<(), Error> {
-        let mut line = record.0;
-        line.extend_from_slice(if done { b",\"done\":true}\n" } else { b"}\n" });
-        self.write(&line)
+        self.write(&record.closed(done))
     }
 
     /// Records a reviewer's fix (already validated).
@@ -260,11 +356,13 @@ impl Journal {
     }
 
     /// Records a message batch just created, with its documents and their attempts.
+    #[cfg(feature = "anthropic")]
     pub fn batch_created(&self, id: &str, documents: &[(String, u32)]) -> Result<(), Error> {
         self.append_record(&Record::Batch { id: id.into(), documents: documents.to_vec() })
     }
 
     /// Records that `document`'s result in `batch` is to be sent again.
+    #[cfg(feature = "anthropic")]
     pub fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         self.append_record(&Record::Resent {
             document: document.into(),
@@ -275,6 +373,7 @@ impl Journal {
     }
 
     /// Records that every result of `batch` has been handled.
+    #[cfg(feature = "anthropic")]
     pub fn collected(&self, batch: &str) -> Result<(), Error> {
         self.append_record(&Record::Collected { id: batch.into() })
     }
@@ -285,40 +384,177 @@ impl Journal {
         self.write(&line)
     }
 
-    /// Whole lines, in one `write`: a killed process leaves at most one
-    /// partial line. The file is opened for appending, so concurrent writers
-    /// need no lock: the kernel appends each `write` whole. A short write is
-    /// an error, and the journal takes nothing after it (no line may follow
-    /// a partial one).
+    /// Whole lines, copied under the tail's lock: records never interleave,
+    /// and a killed process leaves at most one partial record, the last.
     fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        let failed = |e: &dyn std::fmt::Display| {
+        let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let room = tail.room(bytes.len()).map_err(|e| {
             Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
-        };
-        if self.broken.load(Ordering::Relaxed) {
-            return Err(failed(&"an earlier write to it came up short"));
-        }
-        let written = (&self.file).write(bytes).map_err(|e| failed(&e))?;
-        if written < bytes.len() {
-            self.broken.store(true, Ordering::Relaxed);
-            return Err(failed(&format!(
-                "only {written} of {} bytes were written (is the disk full?)",
-                bytes.len()
-            )));
-        }
+        })?;
+        room.copy_from_slice(bytes);
+        tail.len += bytes.len() as u64;
         Ok(())
     }
 }
 
-/// [`Record::Reply`], serialized from borrows: the same line.
-#[derive(Serialize)]
-struct ReplyLine<'a> {
-    record: &'static str,
-    document: &'a str,
+impl Tail {
+    /// The mapped bytes where the next `needed` bytes of records go, their
+    /// disk space set aside.
+    fn room(&mut self, needed: usize) -> std::io::Result<&mut [u8]> {
+        let wanted = self.len + needed as u64;
+        let set_aside = if wanted > self.end {
+            // The disk space is taken now, so that a full disk is this error
+            // rather than a fault while a record is copied.
+            let chunk = (self.len / 4).clamp(*CHUNK.start(), *CHUNK.end()).max(needed as u64);
+            let end = self.len + chunk;
+            take_space(&self.file, self.end, end - self.end)?;
+            Some(std::mem::replace(&mut self.end, end)..end)
+        } else {
+            None
+        };
+        if self.map.as_ref().is_none_or(|map| self.end > self.mapped_from + map.len() as u64) {
+            self.map = None;
+            let set_aside = usize::try_from(self.end - self.len)
+                .map_err(|_| std::io::Error::other("the record is too large"))?;
+            let map = |reach: usize| {
+                // SAFETY: the mapping is of this process's locked journal
+                // file, which no cooperating process changes while the lock
+                // is held; this process touches only what lies before the
+                // file's end, and cuts the file back only once the mapping is gone.
+                unsafe { MmapOptions::new().offset(self.len).len(reach).map_mut(&self.file) }
+            };
+            // Where address space is scarce (a limit on it, a tool that
+            // watches memory), only the space set aside is mapped, anew each time.
+            let window = usize::try_from(WINDOW).unwrap_or(usize::MAX).max(set_aside);
+            self.map = Some(map(window).or_else(|_| map(set_aside))?);
+            self.mapped_from = self.len;
+        }
+        let mapped_from = self.mapped_from;
+        let Some(map) = &mut self.map else {
+            return Err(std::io::Error::other("the journal is not mapped"));
+        };
+        if let Some(range) = set_aside {
+            // Faulting the new pages in, writable, in one call costs less
+            // than a fault at each page's first record. Where the kernel
+            // cannot, they fault one by one.
+            #[cfg(target_os = "linux")]
+            let _ = map.advise_range(
+                memmap2::Advice::PopulateWrite,
+                (range.start - mapped_from) as usize,
+                (range.end - range.start) as usize,
+            );
+            #[cfg(not(target_os = "linux"))]
+            let _ = range;
+        }
+        let at = (self.len - mapped_from) as usize;
+        Ok(&mut map[at..at + needed])
+    }
+}
+
+/// Extends `file`, `end` bytes long, by `more` bytes of zeros that have their
+/// disk space: with fallocate(2) where the file system has it, else by
+/// writing the zeros (a sparse extension would leave a full disk to fault later).
+#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+fn take_space(file: &File, end: u64, more: u64) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(length)) = (libc::off_t::try_from(end), libc::off_t::try_from(more)) else {
+            return Err(std::io::Error::other("the journal is too large"));
+        };
+        // SAFETY: a plain system call on an open descriptor.
+        if unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, length) } == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
+            return Err(error);
+        }
+    }
+    static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+    let mut left = more;
+    while left > 0 {
+        let now = left.min(ZEROS.len() as u64) as usize;
+        // The file is opened for appending: this lands at its end.
+        (&*file).write_all(&ZEROS[..now])?;
+        left -= now as u64;
+    }
+    Ok(())
+}
+
+impl Drop for Journal {
+    /// Cuts the file back to its records: the space set aside goes.
+    fn drop(&mut self) {
+        let tail = self.tail.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        tail.map = None;
+        let _ = tail.file.set_len(tail.len);
+    }
+}
+
+/// Whether everything left to read is zero bytes.
+fn rest_is_zeros(reader: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(true);
+        }
+        if buffer.iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        let read = buffer.len();
+        reader.consume(read);
+    }
+}
+
+/// A reply's line, left open after its last field for the `done` flag: a
+/// tool call as a [`Record::Call`], written by hand, byte for byte what
+/// serde writes for it (a test holds the two together), because serde_json
+/// escapes every key anew and, measured, that was half the journal's
+/// instructions; the values still go through serde_json. Any other reply as
+/// a [`Record::Reply`].
+fn write_reply_line(
+    line: &mut Vec<u8>,
+    document: &str,
     attempt: u32,
-    prompt: &'a str,
-    reply: &'a Reply,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    batch: Option<&'a str>,
+    prompt: &str,
+    reply: &Reply,
+    batch: Option<&str>,
+) -> serde_json::Result<()> {
+    let ReplyContent::ToolCall { name, input } = &reply.content else {
+        let record = Record::Reply {
+            document: document.into(),
+            attempt,
+            prompt: prompt.into(),
+            reply: reply.clone(),
+            batch: batch.map(Into::into),
+            done: false,
+        };
+        serde_json::to_writer(&mut *line, &record)?;
+        line.pop(); // the closing brace: `append_reply` writes it
+        return Ok(());
+    };
+    line.extend_from_slice(br#"{"record":"call","document":"#);
+    serde_json::to_writer(&mut *line, document)?;
+    line.extend_from_slice(br#","attempt":"#);
+    serde_json::to_writer(&mut *line, &attempt)?;
+    if !prompt.is_empty() {
+        line.extend_from_slice(br#","prompt":"#);
+        serde_json::to_writer(&mut *line, prompt)?;
+    }
+    if let Some(name) = name {
+        line.extend_from_slice(br#","name":"#);
+        serde_json::to_writer(&mut *line, name)?;
+    }
+    line.extend_from_slice(br#","input":"#);
+    serde_json::to_writer(&mut *line, input)?;
+    let Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens } = reply.usage;
+    line.extend_from_slice(br#","usage":"#);
+    serde_json::to_writer(&mut *line, &[input_tokens, output_tokens, cache_read_tokens, cache_write_tokens])?;
+    if let Some(batch) = batch {
+        line.extend_from_slice(br#","batch":"#);
+        serde_json::to_writer(&mut *line, batch)?;
+    }
+    Ok(())
 }
 
 /// A record as one line of the journal.
@@ -335,8 +571,150 @@ fn line(record: &impl Serialize) -> Result<Vec<u8>, Error> {
 mod tests {
     use super::*;
 
+    fn tool() -> Tool {
+        Tool {
+            name: "t".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            strict: false,
+        }
+    }
+
+    fn temp_path(name: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("extract-journal-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
     #[test]
-    fn writers_on_many_threads_append_whole_lines_without_a_lock() {
+    fn every_kind_of_reply_reads_back_as_it_was_written() {
+        let path = temp_path("kinds");
+        let replies = [
+            Reply::tool_call(serde_json::json!({"total": 3.0})),
+            Reply::new(ReplyContent::ToolCallText { name: Some("t".into()), json: "{\"total\":".into() }),
+            Reply::new(ReplyContent::Text("I cannot find an invoice here.".into())),
+            Reply::new(ReplyContent::Refusal {
+                text: "no".into(),
+                details: Some(serde_json::json!({"x": 1})),
+            }),
+            Reply::new(ReplyContent::Truncated { limit: crate::Truncation::MaxTokens, partial: None }),
+        ];
+        let (journal, _) = Journal::open(&path, &tool()).unwrap();
+        let prompt = Prompt::new(tool(), "document");
+        for reply in &replies {
+            journal.append_reply(Journal::reply_line("d", &prompt, reply, None).unwrap(), false).unwrap();
+        }
+        drop(journal);
+        let (_, recorded) = Journal::open(&path, &tool()).unwrap();
+        assert_eq!(recorded.replies["d"], replies);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_killed_writers_partial_record_and_the_space_it_set_aside_are_cut_off() {
+        let path = temp_path("killed");
+        let (journal, _) = Journal::open(&path, &tool()).unwrap();
+        let prompt = Prompt::new(tool(), "document");
+        let reply = Reply::tool_call(serde_json::json!({"total": 3.0}));
+        journal.append_reply(Journal::reply_line("a", &prompt, &reply, None).unwrap(), true).unwrap();
+        // What a kill leaves: the file as it is while open (records, then the
+        // zeros set aside), with a record copied only in part.
+        let whole = journal.tail.lock().unwrap().len as usize;
+        let mut left = std::fs::read(&path).unwrap();
+        assert!(left.len() > whole && left[whole..].iter().all(|&b| b == 0), "space set aside ahead");
+        let partial = br#"{"record":"reply","document":"b","att"#;
+        left[whole..whole + partial.len()].copy_from_slice(partial);
+        left[whole + partial.len() + 9] = b'}';
+        drop(journal);
+        std::fs::write(&path, &left).unwrap();
+
+        let (journal, recorded) = Journal::open(&path, &tool()).unwrap();
+        assert_eq!(recorded.replies.keys().collect::<Vec<_>>(), ["a"], "the partial record is cut off");
+        drop(journal);
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, whole, "and the zeros with it");
+
+        // Records after a cut-off one are not what a killed writer leaves: an error, nothing dropped.
+        let mut forged = left.clone();
+        forged.truncate(whole + 4096);
+        forged.extend_from_slice(b"{\"record\":\"collected\",\"id\":\"x\"}\n");
+        std::fs::write(&path, &forged).unwrap();
+        let err = Journal::open(&path, &tool()).unwrap_err();
+        assert!(err.to_string().contains("line 3 is cut short, yet records follow it"), "{err}");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_journal_in_use_is_refused_until_it_is_closed() {
+        let path = temp_path("in-use");
+        let (journal, _) = Journal::open(&path, &tool()).unwrap();
+        let err = Journal::open(&path, &tool()).unwrap_err();
+        assert!(err.to_string().contains("is in use by another run"), "{err}");
+        drop(journal);
+        assert!(Journal::open(&path, &tool()).is_ok());
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_journal_grows_past_the_space_it_sets_aside() {
+        let path = temp_path("grows");
+        let (journal, _) = Journal::open(&path, &tool()).unwrap();
+        let prompt = Prompt::new(tool(), "document");
+        // 3,000 replies of 1 KiB each: several chunks of space set aside.
+        let reply = Reply::tool_call(serde_json::json!({"pad": "x".repeat(1000)}));
+        for i in 0..3000 {
+            let id = format!("d{i}");
+            journal.append_reply(Journal::reply_line(&id, &prompt, &reply, None).unwrap(), true).unwrap();
+        }
+        drop(journal);
+        let (_, recorded) = Journal::open(&path, &tool()).unwrap();
+        assert_eq!(recorded.replies.len(), 3000);
+        assert!(recorded.replies.values().all(|r| r == std::slice::from_ref(&reply)));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_reply_line_is_byte_for_byte_the_line_serde_writes() {
+        let tool_call =
+            |name: Option<&str>, input| ReplyContent::ToolCall { name: name.map(Into::into), input };
+        let contents = [
+            tool_call(None, serde_json::json!({"total": 3.0, "items": [{"a": "x\"y\n\u{2028}"}]})),
+            tool_call(Some("in\"voice"), serde_json::json!(null)),
+            ReplyContent::Text("no tool".into()),
+            ReplyContent::Refusal { text: "no".into(), details: Some(serde_json::json!({"why": 1})) },
+        ];
+        let document = "d\"1\n";
+        for content in contents {
+            for (batch, attempt, prompt, done) in
+                [(None, 1, "", true), (Some("msgbatch_\"1"), 3, "ab12", false)]
+            {
+                let usage = Usage::new(1200, 34).with_cache(5, 6);
+                let reply = Reply { content: content.clone(), usage };
+                let mut hand = Vec::new();
+                write_reply_line(&mut hand, document, attempt, prompt, &reply, batch).unwrap();
+                let hand = ReplyRecord(hand).closed(done);
+                let (document, prompt, batch) =
+                    (document.to_string(), prompt.to_string(), batch.map(Into::into));
+                let derived = line(&match content.clone() {
+                    ReplyContent::ToolCall { name, input } => Record::Call {
+                        document,
+                        attempt,
+                        prompt,
+                        name,
+                        input,
+                        usage: [1200, 34, 5, 6],
+                        batch,
+                        done,
+                    },
+                    _ => Record::Reply { document, attempt, prompt, reply, batch, done },
+                })
+                .unwrap();
+                assert_eq!(String::from_utf8(hand).unwrap(), String::from_utf8(derived).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn writers_on_many_threads_append_whole_lines_in_their_order() {
         let path = std::env::temp_dir().join(format!("extract-journal-{}-threads", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let tool = Tool {
@@ -361,7 +739,9 @@ mod tests {
                 });
             }
         });
+        drop(journal);
         let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("}\n"), "closed, the journal is cut back to its records");
         assert_eq!(text.matches(",\"done\":true}\n").count(), 8, "each writer's last reply ended its run");
         let (_, recorded) = Journal::open(&path, &tool).unwrap();
         assert_eq!(recorded.replies.len(), 8);

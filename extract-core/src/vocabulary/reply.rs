@@ -33,6 +33,7 @@ pub enum ReplyContent {
         json: String,
     },
     /// Text and no tool call.
+    #[serde(serialize_with = "text::serialize", deserialize_with = "text::deserialize")]
     Text(String),
     /// The model declined to answer.
     Refusal {
@@ -48,6 +49,25 @@ pub enum ReplyContent {
         /// Whatever partial output there was.
         partial: Option<String>,
     },
+}
+
+/// [`ReplyContent::Text`] as `{"kind": "text", "text": ...}`: a variant
+/// tagged inside its content must serialize as a map, which a bare string is not.
+mod text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Text<S> {
+        text: S,
+    }
+
+    pub fn serialize<S: Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        Text { text }.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        Text::<String>::deserialize(deserializer).map(|t| t.text)
+    }
 }
 
 /// Which limit cut an output off.
