@@ -117,9 +117,10 @@ impl Batches {
     }
 
     /// The journal that makes the run durable and resumable (the same path
-    /// again resumes). `Err` only for an empty path. Without one, a run that
-    /// stops (killed, or a batch that cannot be polled) cannot find its
-    /// batches again, though the API goes on processing them.
+    /// again resumes; one run at a time: a run locks it). `Err` only for an
+    /// empty path. Without one, a run that stops (killed, or a batch that
+    /// cannot be polled) cannot find its batches again, though the API goes
+    /// on processing them.
     pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Batches, Error> {
         let path = path.into();
         if path.as_os_str().is_empty() {

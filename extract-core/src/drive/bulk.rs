@@ -84,8 +84,8 @@ impl<M: Model + 'static> Bulk<M> {
     }
 
     /// The journal that makes the run durable and resumable: the same path
-    /// again resumes. Opened when the run starts; `Err` only for a path that
-    /// can never be a journal (empty).
+    /// again resumes. Opened (and locked, one run at a time) when the run
+    /// starts; `Err` here only for a path that can never be a journal (empty).
     pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Bulk<M>, Error> {
         let path = path.into();
         if path.as_os_str().is_empty() {
@@ -241,7 +241,9 @@ impl<M: Model + 'static> Bulk<M> {
     /// its escalation (reason, partial result, fix hint), rebuilt from the
     /// recorded replies without calling the model (a document the run has
     /// not finished is not listed, nor one a reviewer already fixed).
-    /// `documents` are the run's documents, for the validators.
+    /// `documents` are the run's documents, for the validators. Like a
+    /// run, it needs the journal to itself: while a run has it open, this
+    /// is an error saying so.
     pub async fn escalations<T>(
         &self,
         documents: impl IntoIterator<Item = Document>,
@@ -268,7 +270,8 @@ impl<M: Model + 'static> Bulk<M> {
     /// Records a reviewer's `fix` (a JSON merge patch) of the escalated
     /// `document`, after holding it to all three layers ([`review`](crate::review)):
     /// the inner `Err` is the fix's violations, and then nothing is recorded.
-    /// A later [`run`](Bulk::run) on the journal counts the document valid and reviewed.
+    /// A later [`run`](Bulk::run) on the journal counts the document valid
+    /// and reviewed. While a run has the journal open, this is an error saying so.
     pub async fn record_review<T>(
         &self,
         document: Document,
