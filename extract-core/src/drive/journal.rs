@@ -715,14 +715,8 @@ mod tests {
 
     #[test]
     fn writers_on_many_threads_append_whole_lines_in_their_order() {
-        let path = std::env::temp_dir().join(format!("extract-journal-{}-threads", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let tool = Tool {
-            name: "t".into(),
-            description: String::new(),
-            input_schema: serde_json::json!({}),
-            strict: false,
-        };
+        let path = temp_path("threads");
+        let tool = tool();
         let (journal, _) = Journal::open(&path, &tool).unwrap();
         let prompt = Prompt::new(tool.clone(), "document");
         std::thread::scope(|scope| {
