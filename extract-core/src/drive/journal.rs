@@ -25,9 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use memmap2::{MmapMut, MmapOptions};
+use memmap2::{MmapOptions, MmapRaw};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -154,8 +154,9 @@ struct Tail {
     /// A writable mapping of the file from `mapped_from`, reaching far past
     /// its end so that the file can grow under it without a new mapping;
     /// only what lies before `end` is ever touched (beyond a file's end a
-    /// mapping faults). `None` before the first record.
-    map: Option<MmapMut>,
+    /// mapping faults). `None` before the first record. Shared with a
+    /// writer faulting pages in after it let go of the lock.
+    map: Option<Arc<MmapRaw>>,
     mapped_from: u64,
 }
 
@@ -387,26 +388,49 @@ impl Journal {
     /// Whole lines, copied under the tail's lock: records never interleave,
     /// and a killed process leaves at most one partial record, the last.
     fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let room = tail.room(bytes.len()).map_err(|e| {
-            Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
-        })?;
-        room.copy_from_slice(bytes);
-        tail.len += bytes.len() as u64;
+        let fault_in = {
+            let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let (room, fault_in) = tail.room(bytes.len()).map_err(|e| {
+                Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
+            })?;
+            // SAFETY: `room` is `bytes.len()` bytes of the mapping, before the
+            // file's end, that no other record takes (the lock is held).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), room, bytes.len()) };
+            tail.len += bytes.len() as u64;
+            fault_in
+        };
+        // Outside the lock: the other writers go on copying into the space
+        // set aside before while this one faults in what it set aside now.
+        if let Some(FaultIn { map, offset, length }) = fault_in {
+            #[cfg(target_os = "linux")]
+            let _ = map.advise_range(memmap2::Advice::PopulateWrite, offset, length);
+            #[cfg(not(target_os = "linux"))]
+            let _ = (map, offset, length);
+        }
         Ok(())
     }
 }
 
+/// Space just set aside, to fault in (writable) in one call, which costs
+/// less than a fault at each page's first record. Where the kernel cannot,
+/// the pages fault one by one.
+struct FaultIn {
+    map: Arc<MmapRaw>,
+    offset: usize,
+    length: usize,
+}
+
 impl Tail {
-    /// The mapped bytes where the next `needed` bytes of records go, their
-    /// disk space set aside.
-    fn room(&mut self, needed: usize) -> std::io::Result<&mut [u8]> {
+    /// Where the next `needed` bytes of records go in the mapping, their
+    /// disk space set aside, and the space set aside now, if any, to fault in.
+    fn room(&mut self, needed: usize) -> std::io::Result<(*mut u8, Option<FaultIn>)> {
         let wanted = self.len + needed as u64;
-        let set_aside = if wanted > self.end {
+        let chunk = (self.len / 4).clamp(*CHUNK.start(), *CHUNK.end()).max(needed as u64);
+        // Half a chunk ahead, so that it is faulted in before records reach it.
+        let set_aside = if wanted + chunk / 2 > self.end {
             // The disk space is taken now, so that a full disk is this error
             // rather than a fault while a record is copied.
-            let chunk = (self.len / 4).clamp(*CHUNK.start(), *CHUNK.end()).max(needed as u64);
-            let end = self.len + chunk;
+            let end = wanted.max(self.end) + chunk;
             take_space(&self.file, self.end, end - self.end)?;
             Some(std::mem::replace(&mut self.end, end)..end)
         } else {
@@ -416,38 +440,25 @@ impl Tail {
             self.map = None;
             let set_aside = usize::try_from(self.end - self.len)
                 .map_err(|_| std::io::Error::other("the record is too large"))?;
-            let map = |reach: usize| {
-                // SAFETY: the mapping is of this process's locked journal
-                // file, which no cooperating process changes while the lock
-                // is held; this process touches only what lies before the
-                // file's end, and cuts the file back only once the mapping is gone.
-                unsafe { MmapOptions::new().offset(self.len).len(reach).map_mut(&self.file) }
-            };
+            let map = |reach: usize| MmapOptions::new().offset(self.len).len(reach).map_raw(&self.file);
             // Where address space is scarce (a limit on it, a tool that
             // watches memory), only the space set aside is mapped, anew each time.
             let window = usize::try_from(WINDOW).unwrap_or(usize::MAX).max(set_aside);
-            self.map = Some(map(window).or_else(|_| map(set_aside))?);
+            self.map = Some(Arc::new(map(window).or_else(|_| map(set_aside))?));
             self.mapped_from = self.len;
         }
-        let mapped_from = self.mapped_from;
-        let Some(map) = &mut self.map else {
+        let Some(map) = &self.map else {
             return Err(std::io::Error::other("the journal is not mapped"));
         };
-        if let Some(range) = set_aside {
-            // Faulting the new pages in, writable, in one call costs less
-            // than a fault at each page's first record. Where the kernel
-            // cannot, they fault one by one.
-            #[cfg(target_os = "linux")]
-            let _ = map.advise_range(
-                memmap2::Advice::PopulateWrite,
-                (range.start - mapped_from) as usize,
-                (range.end - range.start) as usize,
-            );
-            #[cfg(not(target_os = "linux"))]
-            let _ = range;
-        }
-        let at = (self.len - mapped_from) as usize;
-        Ok(&mut map[at..at + needed])
+        let offset = |at: u64| (at - self.mapped_from) as usize;
+        let fault_in = set_aside.map(|range| FaultIn {
+            map: map.clone(),
+            offset: offset(range.start.max(self.mapped_from)),
+            length: offset(range.end) - offset(range.start.max(self.mapped_from)),
+        });
+        // SAFETY: `wanted <= self.end`, and the mapping reaches at least to
+        // `self.end`, so the offset is inside it.
+        Ok((unsafe { map.as_mut_ptr().add(offset(self.len)) }, fault_in))
     }
 }
 
