@@ -547,7 +547,7 @@ fn write_reply_line(
     line.extend_from_slice(br#"{"record":"call","document":"#);
     serde_json::to_writer(&mut *line, document)?;
     line.extend_from_slice(br#","attempt":"#);
-    serde_json::to_writer(&mut *line, &attempt)?;
+    line.extend_from_slice(itoa::Buffer::new().format(attempt).as_bytes());
     if !prompt.is_empty() {
         line.extend_from_slice(br#","prompt":"#);
         serde_json::to_writer(&mut *line, prompt)?;
@@ -559,8 +559,13 @@ fn write_reply_line(
     line.extend_from_slice(br#","input":"#);
     serde_json::to_writer(&mut *line, input)?;
     let Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens } = reply.usage;
-    line.extend_from_slice(br#","usage":"#);
-    serde_json::to_writer(&mut *line, &[input_tokens, output_tokens, cache_read_tokens, cache_write_tokens])?;
+    let mut separator = br#","usage":["#.as_slice();
+    for tokens in [input_tokens, output_tokens, cache_read_tokens, cache_write_tokens] {
+        line.extend_from_slice(separator);
+        line.extend_from_slice(itoa::Buffer::new().format(tokens).as_bytes());
+        separator = b",";
+    }
+    line.push(b']');
     if let Some(batch) = batch {
         line.extend_from_slice(br#","batch":"#);
         serde_json::to_writer(&mut *line, batch)?;
