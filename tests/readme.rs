@@ -2,33 +2,12 @@
 //! the tool JSON it prints, and the feedback it prints is what `validate` says.
 #![cfg(feature = "chrono")]
 
+#[path = "support/readme_invoice.rs"]
+mod readme_invoice;
+
 use extract::Extractable;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use readme_invoice::Invoice;
 use serde_json::{Value, json};
-
-/// Record one invoice exactly as printed.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[extract(name = "record_invoice")]
-#[check(sum(line_items.amount) == stated_total, tolerance = 0.01)]
-#[check(due_date >= issue_date)]
-struct Invoice {
-    /// Invoice number exactly as printed.
-    #[extract(recoverable = false)]
-    invoice_number: String,
-    issue_date: chrono::NaiveDate,
-    due_date: Option<chrono::NaiveDate>,
-    line_items: Vec<LineItem>,
-    #[serde(rename = "total")]
-    stated_total: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[check(amount >= 0)]
-struct LineItem {
-    description: String,
-    amount: f64,
-}
 
 fn readme() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()

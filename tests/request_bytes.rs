@@ -11,36 +11,12 @@ use std::time::Duration;
 
 use extract::anthropic::Client;
 use extract::{Extractable, Extractor, Outcome, Retries};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 // The README's types, exactly (section "A derived struct and its tool").
-
-/// Record one invoice exactly as printed.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[extract(name = "record_invoice")]
-#[check(sum(line_items.amount) == stated_total, tolerance = 0.01)]
-#[check(due_date >= issue_date)]
-#[allow(dead_code)]
-struct Invoice {
-    /// Invoice number exactly as printed.
-    #[extract(recoverable = false)]
-    invoice_number: String,
-    issue_date: chrono::NaiveDate,
-    due_date: Option<chrono::NaiveDate>,
-    line_items: Vec<LineItem>,
-    #[serde(rename = "total")]
-    stated_total: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
-#[check(amount >= 0)]
-#[allow(dead_code)]
-struct LineItem {
-    description: String,
-    amount: f64,
-}
+#[path = "support/readme_invoice.rs"]
+mod readme_invoice;
+use readme_invoice::Invoice;
 
 const DOCUMENT: &str = "INVOICE INV-2024-0117\nIssued: 2026-03-01\nDue: 2026-03-31\n\n\
                         Ergonomic chairs (3)         150.00\nStanding desks (2)           300.00\n\

@@ -6,10 +6,13 @@
 #![cfg(feature = "anthropic")]
 
 mod common;
-use common::{Server, Step, reply};
+use common::{ClearedEnv, Server, Step, reply};
+#[path = "common/tracing_capture.rs"]
+mod tracing_capture;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tracing_capture::Capture;
 
 use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
 use extract_core::{
@@ -691,39 +694,6 @@ async fn an_unreachable_server_is_a_clear_transport_error() {
 // ---------------------------------------------------------------------------
 // Secrecy and configuration
 
-/// A tracing subscriber that writes every event and span field into a string.
-struct Capture(Arc<Mutex<String>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, "{}={:?} ", field.name(), value);
-    }
-}
-
-impl tracing::Subscriber for Capture {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        span.record(&mut Fields(&mut self.0.lock().unwrap()));
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        values.record(&mut Fields(&mut self.0.lock().unwrap()));
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut out = self.0.lock().unwrap();
-        let _ = write!(out, "{} ", event.metadata().level());
-        event.record(&mut Fields(&mut out));
-        out.push('\n');
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 #[tokio::test]
 async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
     let client = Client::builder().api_key(KEY).build().unwrap();
@@ -761,18 +731,12 @@ async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
 #[test]
 fn from_env_reads_the_key_base_url_and_model() {
     // The only test that touches the environment.
-    let saved: Vec<_> =
-        ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "ANTHROPIC_DOCUMENT_BLOCKS"]
-            .into_iter()
-            .map(|name| (name, std::env::var_os(name)))
-            .collect();
-    // SAFETY: no other test in this binary reads or writes these variables.
-    unsafe {
-        std::env::remove_var("ANTHROPIC_API_KEY");
-        std::env::remove_var("ANTHROPIC_BASE_URL");
-        std::env::remove_var("ANTHROPIC_MODEL");
-        std::env::remove_var("ANTHROPIC_DOCUMENT_BLOCKS");
-    }
+    let _cleared = ClearedEnv::new(&[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_DOCUMENT_BLOCKS",
+    ]);
     let err = Client::from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)), "{err:?}");
     assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
@@ -809,15 +773,6 @@ fn from_env_reads_the_key_base_url_and_model() {
         matches!(err, Error::Config(_)) && err.to_string().contains("ANTHROPIC_DOCUMENT_BLOCKS"),
         "{err}"
     );
-
-    unsafe {
-        for (name, value) in saved {
-            match value {
-                Some(v) => std::env::set_var(name, v),
-                None => std::env::remove_var(name),
-            }
-        }
-    }
 }
 
 #[test]

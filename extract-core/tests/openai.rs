@@ -7,10 +7,12 @@
 #![cfg(feature = "openai")]
 
 mod common;
-use common::{Server, Step};
-use std::fmt::Write as _;
+use common::{ClearedEnv, Server, Step};
+#[path = "common/tracing_capture.rs"]
+mod tracing_capture;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tracing_capture::Capture;
 
 use extract::{Document, Error, Extractable, Extractor, Model, Outcome, Prompt, Reason, Retries, Usage};
 use extract::{ReplyContent, Tool};
@@ -589,39 +591,6 @@ async fn a_body_that_is_not_a_completion_is_a_clear_error() {
 // ---------------------------------------------------------------------------
 // Secrecy and configuration
 
-/// A tracing subscriber that writes every event's fields into a string.
-struct Capture(Arc<Mutex<String>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        let _ = write!(self.0, "{}={:?} ", field.name(), value);
-    }
-}
-
-impl tracing::Subscriber for Capture {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        span.record(&mut Fields(&mut self.0.lock().unwrap()));
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        values.record(&mut Fields(&mut self.0.lock().unwrap()));
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut out = self.0.lock().unwrap();
-        let _ = write!(out, "{} ", event.metadata().level());
-        event.record(&mut Fields(&mut out));
-        out.push('\n');
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 #[tokio::test]
 async fn the_key_is_absent_from_every_debug_error_and_trace() {
     let client = Client::builder().api_key(KEY).model("gpt-test").build().unwrap();
@@ -676,14 +645,7 @@ fn builder_for_debug() -> ClientBuilder {
 #[test]
 fn from_env_reads_the_key_base_url_model_and_strict() {
     // The only test that touches the environment.
-    let names = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_STRICT"];
-    let saved: Vec<_> = names.into_iter().map(|name| (name, std::env::var_os(name))).collect();
-    // SAFETY: no other test in this binary reads or writes these variables.
-    unsafe {
-        for name in names {
-            std::env::remove_var(name);
-        }
-    }
+    let _cleared = ClearedEnv::new(&["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_STRICT"]);
     let err = Client::from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)) && err.to_string().contains("OPENAI_MODEL"), "{err}");
     unsafe { std::env::set_var("OPENAI_MODEL", "gpt-test") };
@@ -718,15 +680,6 @@ fn from_env_reads_the_key_base_url_model_and_strict() {
     unsafe { std::env::set_var("OPENAI_STRICT", "yes") };
     let err = Client::from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)) && err.to_string().contains("OPENAI_STRICT"), "{err}");
-
-    unsafe {
-        for (name, value) in saved {
-            match value {
-                Some(v) => std::env::set_var(name, v),
-                None => std::env::remove_var(name),
-            }
-        }
-    }
 }
 
 #[test]

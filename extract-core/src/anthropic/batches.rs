@@ -23,7 +23,7 @@ use tracing::{info, warn};
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
-use crate::drive::bulk::{ProgressCallback, Tally, unique_ids, with_review};
+use crate::drive::bulk::{ProgressCallback, Tally, begin_run, journal_path, with_review};
 use crate::drive::http::transport::{Failure, Repeat};
 use crate::drive::journal::{Journal, Recorded};
 use crate::{BulkReport, Document, Error, Extractable, Next, Outcome, Progress, Retries, Run};
@@ -122,11 +122,7 @@ impl Batches {
     /// cannot be polled) cannot find its batches again, though the API goes
     /// on processing them.
     pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Batches, Error> {
-        let path = path.into();
-        if path.as_os_str().is_empty() {
-            return Err(Error::config("the journal path is empty"));
-        }
-        self.journal = Some(path);
+        self.journal = Some(journal_path(path)?);
         Ok(self)
     }
 
@@ -159,9 +155,7 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
-        let documents: Vec<Document> = documents.into_iter().collect();
-        unique_ids(&documents)?;
-        let (journal, mut recorded) = Journal::open_if_any(self.journal.as_deref(), &T::tool())?;
+        let (documents, journal, mut recorded) = begin_run::<T>(documents, self.journal.as_deref())?;
         let mut state = State {
             entries: Vec::with_capacity(documents.len()),
             index: BTreeMap::new(),

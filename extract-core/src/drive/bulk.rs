@@ -2,12 +2,12 @@
 //! time, each outcome journalled as it finishes, and a [`BulkReport`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 
-use super::journal::Journal;
+use super::journal::{Journal, Recorded};
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
 
 /// Many documents through one extractor, `concurrency` at a time, with an
@@ -87,11 +87,7 @@ impl<M: Model + 'static> Bulk<M> {
     /// again resumes. Opened (and locked, one run at a time) when the run
     /// starts; `Err` here only for a path that can never be a journal (empty).
     pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Bulk<M>, Error> {
-        let path = path.into();
-        if path.as_os_str().is_empty() {
-            return Err(Error::config("the journal path is empty"));
-        }
-        self.journal = Some(path);
+        self.journal = Some(journal_path(path)?);
         Ok(self)
     }
 
@@ -108,9 +104,7 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let documents: Vec<Document> = documents.into_iter().collect();
-        unique_ids(&documents)?;
-        let (journal, mut recorded) = Journal::open_if_any(self.journal.as_deref(), &T::tool())?;
+        let (documents, journal, mut recorded) = begin_run::<T>(documents, self.journal.as_deref())?;
         let journal = journal.map(Arc::new);
         let total = documents.len();
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
@@ -169,8 +163,30 @@ impl<T> BulkReport<T> {
     }
 }
 
+/// A driver's journal path, checked: an empty path can never be a journal.
+pub(crate) fn journal_path(path: impl Into<PathBuf>) -> Result<PathBuf, Error> {
+    let path = path.into();
+    if path.as_os_str().is_empty() {
+        return Err(Error::config("the journal path is empty"));
+    }
+    Ok(path)
+}
+
+/// The start of a run over many documents, for both drivers: the
+/// documents, their ids checked unique, and the journal at `journal` (if
+/// any) opened, with what an earlier run recorded in it.
+pub(crate) fn begin_run<T: Extractable>(
+    documents: impl IntoIterator<Item = Document>,
+    journal: Option<&Path>,
+) -> Result<(Vec<Document>, Option<Journal>, Recorded), Error> {
+    let documents: Vec<Document> = documents.into_iter().collect();
+    unique_ids(&documents)?;
+    let (journal, recorded) = Journal::open_if_any(journal, &T::tool())?;
+    Ok((documents, journal, recorded))
+}
+
 /// `Err` naming the first id two documents share.
-pub(crate) fn unique_ids(documents: &[Document]) -> Result<(), Error> {
+fn unique_ids(documents: &[Document]) -> Result<(), Error> {
     let mut seen = BTreeSet::new();
     for document in documents {
         if !seen.insert(document.id()) {
