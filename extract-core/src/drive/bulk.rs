@@ -5,8 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::Semaphore;
-
 use super::journal::{Journal, Recorded};
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
 
@@ -105,40 +103,60 @@ impl<M: Model + 'static> Bulk<M> {
         T: Extractable + Send + 'static,
     {
         let (documents, journal, mut recorded) = begin_run::<T>(documents, self.journal.as_deref())?;
-        let journal = journal.map(Arc::new);
         let total = documents.len();
+        let jobs: Vec<Job> = documents
+            .into_iter()
+            .enumerate()
+            .map(|(index, document)| {
+                let id = document.id().into_owned();
+                let replies = recorded.replies.remove(&id).unwrap_or_default();
+                let review = recorded.reviews.remove(&id);
+                Job { index, id, document, replies, review }
+            })
+            .collect();
+        // `concurrency` workers each take the next document when they finish
+        // one: no task per document, and no wake-up of this task per
+        // document, only one per worker at its end.
+        let queue = Arc::new(Mutex::new(jobs.into_iter()));
+        let journal = journal.map(Arc::new);
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
-        let gate = Arc::new(Semaphore::new(self.concurrency));
-        let mut tasks = tokio::task::JoinSet::new();
-        for (index, document) in documents.into_iter().enumerate() {
-            let id = document.id().into_owned();
-            let replies = recorded.replies.remove(&id).unwrap_or_default();
-            let review = recorded.reviews.remove(&id);
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..self.concurrency.min(total) {
+            let (queue, journal, tally) = (queue.clone(), journal.clone(), tally.clone());
             let extractor = self.extractor.clone();
-            let journal = journal.clone();
-            let gate = gate.clone();
-            let tally = tally.clone();
-            tasks.spawn(async move {
-                let _slot = gate.acquire_owned().await.expect("the semaphore is never closed");
-                let text = document.searchable_text().unwrap_or_default().to_string();
-                let result = one::<M, T>(&extractor, &id, document, replies, journal.as_deref()).await;
-                let result = result.map(|result| with_review(result, review, &text));
-                if let Ok(result) = &result {
-                    tally.lock().expect("no task panics holding the tally").finished(&id, result);
+            workers.spawn(async move {
+                let mut finished = Vec::new();
+                // The lock is let go before the document is run.
+                while let Some(job) = { queue.lock().expect("no worker panics holding the queue").next() } {
+                    let text = job.document.searchable_text().unwrap_or_default().to_string();
+                    let result =
+                        one::<M, T>(&extractor, &job.id, job.document, job.replies, journal.as_deref())
+                            .await?;
+                    let result = with_review(result, job.review, &text);
+                    tally.lock().expect("no worker panics holding the tally").finished(&job.id, &result);
+                    finished.push((job.index, job.id, result));
                 }
-                (index, id, result)
+                Ok::<_, Error>(finished)
             });
         }
         let mut finished = Vec::with_capacity(total);
-        while let Some(joined) = tasks.join_next().await {
-            let (index, id, result) =
-                joined.map_err(|e| Error::config(format!("a bulk task failed: {e}")))?;
-            finished.push((index, id, result?));
+        while let Some(joined) = workers.join_next().await {
+            finished.extend(joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")))??);
         }
         // Statistics in the documents' order, so a run and its resumption agree.
-        finished.sort_by_key(|(index, _, _)| *index);
+        finished.sort_unstable_by_key(|(index, _, _)| *index);
         Ok(BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result))))
     }
+}
+
+/// A document waiting for a worker, with what an earlier run recorded of it.
+struct Job {
+    /// Its place among the run's documents.
+    index: usize,
+    id: String,
+    document: Document,
+    replies: Vec<crate::Reply>,
+    review: Option<serde_json::Value>,
 }
 
 impl<T> BulkReport<T> {
