@@ -12,26 +12,28 @@
 //! Each record is copied whole, in order, into a shared writable mapping of
 //! the file: once copied it is in the kernel's page cache, where a killed
 //! process cannot lose it, as after a `write`, but without a system call
-//! per record. Disk space is set aside ahead in chunks (fallocate(2), or
-//! zeros written where the file system lacks it; never a sparse extension),
-//! so that a full disk is an error when a chunk is set aside, never a fault
-//! while a record is copied; a journal closed normally is cut back to its
-//! records. A killed process leaves at most one partial record, then zeros,
+//! per record. The file grows ahead of the records, a chunk of written
+//! zeros at a time (never a sparse extension), so that a full disk is an
+//! error when a chunk is written, never a fault while a record is copied; a
+//! writer grows it outside the lock while the others go on copying. A
+//! journal closed normally is cut back to its records. A killed process leaves at most one partial record, then zeros,
 //! which opening cuts off; any other line that is not a record is an error
 //! naming the file and the line. One run at a time: the journal's file is
 //! locked while it is open.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use memmap2::{MmapOptions, MmapRaw};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{Error, Prompt, Reply, ReplyContent, Tool, Usage};
+
+mod json_text;
 
 /// The journal format's version; a journal of another version is refused.
 /// Version 2 added the records of the Message Batches driver and the
@@ -138,19 +140,28 @@ impl Recorded {
 #[derive(Debug)]
 pub(crate) struct Journal {
     path: PathBuf,
+    /// Written through the mapping, and with zeros where it grows.
+    file: File,
     /// Where the next record goes; the lock keeps records whole and in order.
     tail: Mutex<Tail>,
+    /// Signalled when a writer growing the file is done, for a writer whose
+    /// record would not fit before it is.
+    grown: Condvar,
+    /// How often a writer waited for another growing the file.
+    #[cfg(test)]
+    growth_waits: std::sync::atomic::AtomicUsize,
 }
 
 /// The end of a journal's file, mapped for copying records into.
 #[derive(Debug)]
 struct Tail {
-    file: File,
-    /// The bytes of whole records; the file holds zeros after them, up to
-    /// `end` (the space set aside).
+    /// The bytes of whole records; the file holds zeros after them, up to `end`.
     len: u64,
-    /// The file's length.
+    /// How much of the file is ready for records: zeros written (so their
+    /// disk space is taken) before any record goes there.
     end: u64,
+    /// Whether a writer is writing zeros past `end`, outside the lock.
+    growing: bool,
     /// A writable mapping of the file from `mapped_from`, reaching far past
     /// its end so that the file can grow under it without a new mapping;
     /// only what lies before `end` is ever touched (beyond a file's end a
@@ -160,13 +171,13 @@ struct Tail {
     mapped_from: u64,
 }
 
-/// The smallest and largest chunk of space a journal sets aside at once: a
+/// The smallest and largest chunk by which a journal's file grows at once: a
 /// chunk is a quarter of the journal so far, within these bounds.
 const CHUNK: std::ops::RangeInclusive<u64> = (256 << 10)..=(64 << 20);
 
 /// How far a journal's mapping reaches past the file's end: address space,
 /// not memory, on 64-bit Unix; a journal that outgrows it is mapped again
-/// from its end. Elsewhere only the space set aside is mapped (on Windows a
+/// from its end. Elsewhere only the space ready for records is mapped (on Windows a
 /// mapping longer than its file lengthens the file).
 const WINDOW: u64 = if cfg!(unix) && usize::BITS >= 64 { 64 << 30 } else { 0 };
 
@@ -204,8 +215,9 @@ impl Journal {
         let io = |what: &str, e: std::io::Error| Error::config(format!("journal {shown}: {what}: {e}"));
         let file = OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .create(true)
+            .truncate(false)
             .open(path)
             .map_err(|e| io("cannot open it", e))?;
         file.try_lock().map_err(|e| match e {
@@ -302,8 +314,15 @@ impl Journal {
         if length > whole {
             file.set_len(whole).map_err(|e| io("cannot cut off its partial last line", e))?;
         }
-        let tail = Tail { file, len: whole, end: whole, map: None, mapped_from: whole };
-        let journal = Journal { path: path.to_path_buf(), tail: Mutex::new(tail) };
+        let tail = Tail { len: whole, end: whole, growing: false, map: None, mapped_from: whole };
+        let journal = Journal {
+            path: path.to_path_buf(),
+            file,
+            tail: Mutex::new(tail),
+            grown: Condvar::new(),
+            #[cfg(test)]
+            growth_waits: Default::default(),
+        };
         if header.is_none() {
             journal.append_record(&Record::Header { version: VERSION, tool: tool.name.clone(), schema })?;
         }
@@ -388,117 +407,151 @@ impl Journal {
     /// Whole lines, copied under the tail's lock: records never interleave,
     /// and a killed process leaves at most one partial record, the last.
     fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        let fault_in = {
-            let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let (room, fault_in) = tail.room(bytes.len()).map_err(|e| {
-                Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
-            })?;
-            // SAFETY: `room` is `bytes.len()` bytes of the mapping, before the
-            // file's end, that no other record takes (the lock is held).
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), room, bytes.len()) };
-            tail.len += bytes.len() as u64;
-            fault_in
+        let cannot = |e: std::io::Error| {
+            Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
         };
-        // Outside the lock: the other writers go on copying into the space
-        // set aside before while this one faults in what it set aside now.
-        if let Some(FaultIn { map, offset, length }) = fault_in {
-            #[cfg(target_os = "linux")]
-            let _ = map.advise_range(memmap2::Advice::PopulateWrite, offset, length);
-            #[cfg(not(target_os = "linux"))]
-            let _ = (map, offset, length);
+        let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let growth = loop {
+            match tail.room(&self.file, bytes.len()).map_err(cannot)? {
+                Room::Ready { at, growth } => {
+                    // SAFETY: `at` is `bytes.len()` bytes of the mapping, before
+                    // `end`, that no other record takes (the lock is held).
+                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len()) };
+                    tail.len += bytes.len() as u64;
+                    break growth;
+                }
+                Room::AfterGrowth => {
+                    #[cfg(test)]
+                    self.growth_waits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tail = self.grown.wait(tail).unwrap_or_else(|poisoned| poisoned.into_inner());
+                }
+            }
+        };
+        drop(tail);
+        if let Some(growth) = growth {
+            self.grow(growth);
         }
         Ok(())
     }
+
+    /// Outside the lock, so that the other writers go on copying into the
+    /// space ready before: writes the zeros of `growth`, makes them ready for
+    /// records, and faults their pages in (one call costs less than a fault
+    /// at each page's first record). A failure only leaves the space
+    /// unready, for the writer that needs it to take, and report.
+    fn grow(&self, growth: std::ops::Range<u64>) {
+        let written = write_zeros(&self.file, growth.clone());
+        let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        tail.growing = false;
+        if written.is_ok() {
+            tail.end = growth.end;
+        }
+        self.grown.notify_all();
+        let fault_in = match written.is_ok().then(|| tail.mapped(&self.file)) {
+            Some(Ok(map)) => Some(map.clone()),
+            _ => None,
+        }
+        .map(|map| {
+            let start = growth.start.max(tail.mapped_from);
+            (map, start - tail.mapped_from, growth.end - start)
+        });
+        drop(tail);
+        if let Some((map, offset, length)) = fault_in {
+            #[cfg(target_os = "linux")]
+            let _ = map.advise_range(memmap2::Advice::PopulateWrite, offset as usize, length as usize);
+            #[cfg(not(target_os = "linux"))]
+            let _ = (map, offset, length);
+        }
+    }
 }
 
-/// Space just set aside, to fault in (writable) in one call, which costs
-/// less than a fault at each page's first record. Where the kernel cannot,
-/// the pages fault one by one.
-struct FaultIn {
-    map: Arc<MmapRaw>,
-    offset: usize,
-    length: usize,
+/// Where a record can go.
+enum Room {
+    /// At `at` in the mapping; and the range of the file that this writer is
+    /// to grow after it lets go of the lock, if any.
+    Ready { at: *mut u8, growth: Option<std::ops::Range<u64>> },
+    /// Only once the writer growing the file is done.
+    AfterGrowth,
 }
 
 impl Tail {
-    /// Where the next `needed` bytes of records go in the mapping, their
-    /// disk space set aside, and the space set aside now, if any, to fault in.
-    fn room(&mut self, needed: usize) -> std::io::Result<(*mut u8, Option<FaultIn>)> {
+    /// Where the next `needed` bytes of records go in the mapping, the space
+    /// made ready for them first if it is not (written zeros: never a sparse
+    /// extension, which would leave a full disk to fault while a record is
+    /// copied). Half a chunk before the ready space runs out, the writer is
+    /// given the next chunk to grow.
+    fn room(&mut self, file: &File, needed: usize) -> std::io::Result<Room> {
         let wanted = self.len + needed as u64;
         let chunk = (self.len / 4).clamp(*CHUNK.start(), *CHUNK.end()).max(needed as u64);
-        // Half a chunk ahead, so that it is faulted in before records reach it.
-        let set_aside = if wanted + chunk / 2 > self.end {
-            // The disk space is taken now, so that a full disk is this error
-            // rather than a fault while a record is copied.
-            let end = wanted.max(self.end) + chunk;
-            take_space(&self.file, self.end, end - self.end)?;
-            Some(std::mem::replace(&mut self.end, end)..end)
-        } else {
-            None
-        };
-        if self.map.as_ref().is_none_or(|map| self.end > self.mapped_from + map.len() as u64) {
-            self.map = None;
-            let set_aside = usize::try_from(self.end - self.len)
-                .map_err(|_| std::io::Error::other("the record is too large"))?;
-            let map = |reach: usize| MmapOptions::new().offset(self.len).len(reach).map_raw(&self.file);
-            // Where address space is scarce (a limit on it, a tool that
-            // watches memory), only the space set aside is mapped, anew each time.
-            let window = usize::try_from(WINDOW).unwrap_or(usize::MAX).max(set_aside);
-            self.map = Some(Arc::new(map(window).or_else(|_| map(set_aside))?));
-            self.mapped_from = self.len;
+        if wanted > self.end {
+            if self.growing {
+                return Ok(Room::AfterGrowth);
+            }
+            // The first record, or records that caught up with the growth.
+            let end = wanted + chunk;
+            write_zeros(file, self.end..end)?;
+            self.end = end;
         }
-        let Some(map) = &self.map else {
-            return Err(std::io::Error::other("the journal is not mapped"));
-        };
-        let offset = |at: u64| (at - self.mapped_from) as usize;
-        let fault_in = set_aside.map(|range| FaultIn {
-            map: map.clone(),
-            offset: offset(range.start.max(self.mapped_from)),
-            length: offset(range.end) - offset(range.start.max(self.mapped_from)),
+        let growth = (wanted + chunk / 2 > self.end && !self.growing).then(|| {
+            self.growing = true;
+            self.end..self.end + chunk
         });
+        let from = self.mapped_from;
+        let map = self.mapped(file)?;
         // SAFETY: `wanted <= self.end`, and the mapping reaches at least to
         // `self.end`, so the offset is inside it.
-        Ok((unsafe { map.as_mut_ptr().add(offset(self.len)) }, fault_in))
+        Ok(Room::Ready { at: unsafe { map.as_mut_ptr().add((self.len - from) as usize) }, growth })
+    }
+
+    /// The mapping, made again if it does not reach `end`.
+    fn mapped(&mut self, file: &File) -> std::io::Result<&Arc<MmapRaw>> {
+        if self.map.as_ref().is_none_or(|map| self.end > self.mapped_from + map.len() as u64) {
+            self.map = None;
+            let ready = usize::try_from(self.end - self.len)
+                .map_err(|_| std::io::Error::other("the record is too large"))?;
+            let map = |reach: usize| MmapOptions::new().offset(self.len).len(reach).map_raw(file);
+            // Where address space is scarce (a limit on it, a tool that
+            // watches memory), only the ready space is mapped, anew each time.
+            let window = usize::try_from(WINDOW).unwrap_or(usize::MAX).max(ready);
+            self.map = Some(Arc::new(map(window).or_else(|_| map(ready))?));
+            self.mapped_from = self.len;
+        }
+        self.map.as_ref().ok_or_else(|| std::io::Error::other("the journal is not mapped"))
     }
 }
 
-/// Extends `file`, `end` bytes long, by `more` bytes of zeros that have their
-/// disk space: with fallocate(2) where the file system has it, else by
-/// writing the zeros (a sparse extension would leave a full disk to fault later).
-#[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-fn take_space(file: &File, end: u64, more: u64) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let (Ok(offset), Ok(length)) = (libc::off_t::try_from(end), libc::off_t::try_from(more)) else {
-            return Err(std::io::Error::other("the journal is too large"));
-        };
-        // SAFETY: a plain system call on an open descriptor.
-        if unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, length) } == 0 {
-            return Ok(());
+/// Writes zeros over `range` of `file`, lengthening it: the page cache gets
+/// its pages ready to be written through the mapping (measured, about three
+/// times cheaper than fallocate(2), whose pages must first be read as
+/// zeros), and the disk space is taken.
+fn write_zeros(file: &File, range: std::ops::Range<u64>) -> std::io::Result<()> {
+    static ZEROS: [u8; 1 << 20] = [0; 1 << 20];
+    let mut at = range.start;
+    while at < range.end {
+        let now = &ZEROS[..(range.end - at).min(ZEROS.len() as u64) as usize];
+        #[cfg(unix)]
+        std::os::unix::fs::FileExt::write_all_at(file, now, at)?;
+        #[cfg(windows)]
+        {
+            let mut written = 0;
+            while written < now.len() {
+                match std::os::windows::fs::FileExt::seek_write(file, &now[written..], at + written as u64)? {
+                    0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                    more => written += more,
+                }
+            }
         }
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
-            return Err(error);
-        }
-    }
-    static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
-    let mut left = more;
-    while left > 0 {
-        let now = left.min(ZEROS.len() as u64) as usize;
-        // The file is opened for appending: this lands at its end.
-        (&*file).write_all(&ZEROS[..now])?;
-        left -= now as u64;
+        at += now.len() as u64;
     }
     Ok(())
 }
 
 impl Drop for Journal {
-    /// Cuts the file back to its records: the space set aside goes.
+    /// Cuts the file back to its records: the zeros after them go.
     fn drop(&mut self) {
         let tail = self.tail.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
         tail.map = None;
-        let _ = tail.file.set_len(tail.len);
+        let _ = self.file.set_len(tail.len);
     }
 }
 
@@ -519,10 +572,9 @@ fn rest_is_zeros(reader: &mut impl BufRead) -> std::io::Result<bool> {
 
 /// A reply's line, left open after its last field for the `done` flag: a
 /// tool call as a [`Record::Call`], written by hand, byte for byte what
-/// serde writes for it (a test holds the two together), because serde_json
-/// escapes every key anew and, measured, that was half the journal's
-/// instructions; the values still go through serde_json. Any other reply as
-/// a [`Record::Reply`].
+/// serde writes for it (a test holds the two together), because serde's
+/// machinery, escaping every key anew, was most of the journal's
+/// instructions (measured). Any other reply as a [`Record::Reply`].
 fn write_reply_line(
     line: &mut Vec<u8>,
     document: &str,
@@ -545,19 +597,19 @@ fn write_reply_line(
         return Ok(());
     };
     line.extend_from_slice(br#"{"record":"call","document":"#);
-    serde_json::to_writer(&mut *line, document)?;
+    json_text::string(line, document);
     line.extend_from_slice(br#","attempt":"#);
     line.extend_from_slice(itoa::Buffer::new().format(attempt).as_bytes());
     if !prompt.is_empty() {
         line.extend_from_slice(br#","prompt":"#);
-        serde_json::to_writer(&mut *line, prompt)?;
+        json_text::string(line, prompt);
     }
     if let Some(name) = name {
         line.extend_from_slice(br#","name":"#);
-        serde_json::to_writer(&mut *line, name)?;
+        json_text::string(line, name);
     }
     line.extend_from_slice(br#","input":"#);
-    serde_json::to_writer(&mut *line, input)?;
+    json_text::value(line, input);
     let Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens } = reply.usage;
     let mut separator = br#","usage":["#.as_slice();
     for tokens in [input_tokens, output_tokens, cache_read_tokens, cache_write_tokens] {
@@ -568,7 +620,7 @@ fn write_reply_line(
     line.push(b']');
     if let Some(batch) = batch {
         line.extend_from_slice(br#","batch":"#);
-        serde_json::to_writer(&mut *line, batch)?;
+        json_text::string(line, batch);
     }
     Ok(())
 }
@@ -627,17 +679,17 @@ mod tests {
     }
 
     #[test]
-    fn a_killed_writers_partial_record_and_the_space_it_set_aside_are_cut_off() {
+    fn a_killed_writers_partial_record_and_the_zeros_after_it_are_cut_off() {
         let path = temp_path("killed");
         let (journal, _) = Journal::open(&path, &tool()).unwrap();
         let prompt = Prompt::new(tool(), "document");
         let reply = Reply::tool_call(serde_json::json!({"total": 3.0}));
         journal.append_reply(Journal::reply_line("a", &prompt, &reply, None).unwrap(), true).unwrap();
         // What a kill leaves: the file as it is while open (records, then the
-        // zeros set aside), with a record copied only in part.
+        // zeros written ahead), with a record copied only in part.
         let whole = journal.tail.lock().unwrap().len as usize;
         let mut left = std::fs::read(&path).unwrap();
-        assert!(left.len() > whole && left[whole..].iter().all(|&b| b == 0), "space set aside ahead");
+        assert!(left.len() > whole && left[whole..].iter().all(|&b| b == 0), "zeros written ahead");
         let partial = br#"{"record":"reply","document":"b","att"#;
         left[whole..whole + partial.len()].copy_from_slice(partial);
         left[whole + partial.len() + 9] = b'}';
@@ -671,11 +723,11 @@ mod tests {
     }
 
     #[test]
-    fn a_journal_grows_past_the_space_it_sets_aside() {
+    fn a_journal_grows_chunk_by_chunk() {
         let path = temp_path("grows");
         let (journal, _) = Journal::open(&path, &tool()).unwrap();
         let prompt = Prompt::new(tool(), "document");
-        // 3,000 replies of 1 KiB each: several chunks of space set aside.
+        // 3,000 replies of 1 KiB each: several chunks.
         let reply = Reply::tool_call(serde_json::json!({"pad": "x".repeat(1000)}));
         for i in 0..3000 {
             let id = format!("d{i}");
@@ -727,6 +779,42 @@ mod tests {
                 assert_eq!(String::from_utf8(hand).unwrap(), String::from_utf8(derived).unwrap());
             }
         }
+    }
+
+    #[test]
+    fn writers_wait_for_a_growing_file_rather_than_copy_past_its_end() {
+        // Records of 60 KiB: while one writer writes a chunk of zeros, the
+        // others soon use up the half chunk ready and must wait for it.
+        let tool = tool();
+        let prompt = Prompt::new(tool.clone(), "document");
+        let reply = Reply::tool_call(serde_json::json!({"pad": "x".repeat(60 << 10)}));
+        for round in 0..20 {
+            let path = temp_path(&format!("growing-{round}"));
+            let (journal, _) = Journal::open(&path, &tool).unwrap();
+            std::thread::scope(|scope| {
+                for thread in 0..4 {
+                    let (journal, prompt, reply) = (&journal, &prompt, &reply);
+                    scope.spawn(move || {
+                        for _ in 0..25 {
+                            let line =
+                                Journal::reply_line(&format!("d{thread}"), prompt, reply, None).unwrap();
+                            journal.append_reply(line, false).unwrap();
+                        }
+                    });
+                }
+            });
+            let waited = journal.growth_waits.load(std::sync::atomic::Ordering::Relaxed) > 0;
+            drop(journal);
+            let (_, recorded) = Journal::open(&path, &tool).unwrap();
+            assert_eq!(recorded.replies.len(), 4);
+            let whole = |replies: &Vec<Reply>| replies.len() == 25 && replies.iter().all(|r| r == &reply);
+            assert!(recorded.replies.values().all(whole), "every record whole, none lost");
+            let _ = std::fs::remove_file(&path);
+            if waited {
+                return;
+            }
+        }
+        panic!("in 20 rounds no writer waited for the file to grow: the test no longer tests that");
     }
 
     #[test]
