@@ -114,6 +114,26 @@ struct Tally {
     dimensions: (u8, u8),
 }
 
+/// serde reads a struct from an array of its fields and a unit variant from
+/// `{"Variant": null}`; the schema refuses both, and so does `validate`, on
+/// the serde-only fast path too (`Reading`). A random case found the first.
+#[test]
+fn forms_serde_reads_and_the_schema_refuses_are_refused() {
+    let reading =
+        json!({"sensorName": "a", "offset": 0, "count": 0, "level": 0, "samples": [], "unit": "Celsius"});
+    for (field, stray) in [("place", json!([0, 0])), ("unit", json!({"Celsius": null}))] {
+        let mut value = reading.clone();
+        value[field] = stray;
+        assert!(serde_json::from_value::<Reading>(value.clone()).is_ok(), "serde reads {value}");
+        let violations = extract::validate::<Reading>(&value, "").unwrap_err();
+        assert!(violations.iter().any(|v| v.path == field), "{value}: {violations}");
+    }
+    let order = json!({"id": "ORD-001", "customer": "c", "priority": 1, "status": "open", "lines": [["s", 1, 2.0, null]]});
+    assert!(serde_json::from_value::<Order>(order.clone()).is_ok());
+    let violations = extract::validate::<Order>(&order, "").unwrap_err();
+    assert!(violations.iter().any(|v| v.path == "lines[0]"), "{violations}");
+}
+
 #[test]
 fn the_types_take_the_paths_they_are_meant_to_take() {
     // Guard the premise of the doc comment above: `Reading` has no schema-only

@@ -9,7 +9,7 @@ use crate::Segment;
 use crate::schema::keywords::{Holds, IntegerFormat, holds, is_float_format, subschemas, subschemas_named};
 
 /// How deep [`needs_schema_pass`] looks into a schema (guards pathological schemas).
-const MAX_SCHEMA_DEPTH: usize = 128;
+pub(super) const MAX_SCHEMA_DEPTH: usize = 128;
 
 /// How many levels of an instance `schema` constrains (`properties`, `items`
 /// and the like add one; `$ref` and unions add none); `None` for a recursive

@@ -13,6 +13,7 @@
 
 mod compile;
 mod convert;
+mod forms;
 mod serde_fallback;
 
 use jsonschema::{ValidationError, Validator};
@@ -23,6 +24,7 @@ use compile::{
     bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep,
 };
 use convert::Converter;
+use forms::Forms;
 pub use serde_fallback::serde_violation;
 
 /// How deep into an output the schema pass looks when the schema itself has
@@ -65,6 +67,8 @@ pub struct StructureValidator {
     compiled: Result<Validator, String>,
     /// Whether the schema holds keywords serde does not enforce.
     needs_schema_pass: bool,
+    /// The JSON types the schema allows where, for forms serde reads and the schema refuses.
+    forms: Forms,
     /// Whether the type has `f32` numbers, which serde saturates to infinity.
     has_f32: bool,
     /// How many levels of an output the schema can judge; deeper parts are cut.
@@ -112,6 +116,7 @@ impl StructureValidator {
             schema: schema.clone(),
             compiled,
             needs_schema_pass,
+            forms: Forms::new(schema),
             has_f32,
             judged_depth,
             depth_is_exact,
@@ -134,11 +139,14 @@ impl StructureValidator {
     }
 
     /// Whether `value`, which serde accepted, must still go through the
-    /// schema pass: always when [`needs_schema_pass`](Self::needs_schema_pass),
-    /// and for a type with `f32` fields when the value holds a number beyond
-    /// `f32`'s range (a cheap scan instead of a schema pass on every output).
+    /// schema pass: always when [`needs_schema_pass`](Self::needs_schema_pass);
+    /// when the value takes somewhere a form serde reads and the schema
+    /// refuses (a struct as an array of its fields, a unit variant as
+    /// `{"Variant": null}`); and for a type with `f32` fields when the value
+    /// holds a number beyond `f32`'s range. The last two are cheap scans
+    /// instead of a schema pass on every output.
     pub fn must_check(&self, value: &Value) -> bool {
-        self.needs_schema_pass || (self.has_f32 && exceeds_f32(value))
+        self.needs_schema_pass || self.forms.strays(value) || (self.has_f32 && exceeds_f32(value))
     }
 
     /// Why the schema did not compile, if it did not.
@@ -243,6 +251,65 @@ mod tests {
             "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "string", "minLength": 1}}}}
         });
         assert!(StructureValidator::new(&schema).needs_schema_pass());
+    }
+
+    /// What schemars derives for `{ place: Option<Place>, unit: Unit, samples: Vec<Option<f64>>, pair: (u8, u8) }`.
+    fn serde_only_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "place": {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]},
+                "unit": {"$ref": "#/$defs/Unit"},
+                "samples": {"type": "array", "items": {"type": ["number", "null"], "format": "double"}},
+                "pair": {"type": "array", "prefixItems": [{"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}, {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}]},
+            },
+            "required": ["unit", "samples", "pair"],
+            "$defs": {
+                "Place": {"type": "object", "properties": {"lat": {"type": "number", "format": "double"}}, "required": ["lat"]},
+                "Unit": {"type": "string", "enum": ["Celsius", "Kelvin"]},
+            }
+        })
+    }
+
+    #[test]
+    fn forms_serde_reads_and_the_schema_refuses_get_the_schema_pass() {
+        let validator = StructureValidator::new(&serde_only_schema());
+        assert!(!validator.needs_schema_pass(), "serde enforces every keyword: the fast path");
+        let valid =
+            json!({"place": {"lat": 1.5}, "unit": "Kelvin", "samples": [1.0, null, 2], "pair": [1, 2]});
+        assert!(!validator.must_check(&valid), "a value in the schema's own forms keeps the fast path");
+        assert!(
+            !validator.must_check(&json!({"place": null, "unit": "Celsius", "samples": [], "pair": [0, 0]}))
+        );
+        for (stray, why) in [
+            (
+                json!({"place": [1.5], "unit": "Kelvin", "samples": [], "pair": [1, 2]}),
+                "a struct as an array",
+            ),
+            (
+                json!({"place": null, "unit": {"Kelvin": null}, "samples": [], "pair": [1, 2]}),
+                "a unit variant as a map",
+            ),
+            (
+                json!({"place": null, "unit": "Kelvin", "samples": [{}], "pair": [1, 2]}),
+                "an object among numbers",
+            ),
+        ] {
+            assert!(validator.must_check(&stray), "{why}: {stray}");
+            assert!(!validator.violations(&stray, &INFO).is_empty(), "{why}: the schema pass refuses it");
+        }
+    }
+
+    #[test]
+    fn a_union_that_leaves_a_value_two_branches_gets_the_schema_pass() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"anyOf": [{"type": "object"}, {"type": "object", "properties": {"a": {"type": "string"}}}]}}
+        });
+        let validator = StructureValidator::new(&schema);
+        assert!(!validator.needs_schema_pass());
+        assert!(validator.must_check(&json!({"x": {"a": "s"}})));
+        assert!(!validator.must_check(&json!({"y": 1})), "a field the schema does not name is not judged");
     }
 
     #[test]

@@ -1,0 +1,277 @@
+//! The JSON types a schema allows at each place of an output, compiled once
+//! per type. serde reads a struct from an array of its fields and a unit
+//! variant from `{"Variant": null}`, forms the schema refuses; so an output
+//! serde accepted still goes through the schema pass when it takes such a
+//! form somewhere (see [`StructureValidator::must_check`](super::StructureValidator::must_check)).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::compile::MAX_SCHEMA_DEPTH;
+
+/// A schema, as the JSON types and literals it allows along an output.
+pub(super) struct Forms {
+    nodes: Vec<Node>,
+    /// The schema's own node.
+    root: usize,
+}
+
+/// One schema node; nodes refer to each other by index (so a recursive
+/// schema is a cycle, compiled once).
+enum Node {
+    /// Anything goes (`true`, or a node that says nothing of types).
+    Anything,
+    /// Only the schema pass can tell: `false`, or a keyword not followed here.
+    Unsure,
+    /// `anyOf` or `oneOf`.
+    Union(Vec<usize>),
+    /// A `$ref`'s target.
+    Ref(usize),
+    Typed(Typed),
+}
+
+#[derive(Default)]
+struct Typed {
+    /// The JSON types `type` allows, as [`json_type`] bits; all without `type`.
+    types: u8,
+    /// `enum`.
+    literals: Option<Vec<Value>>,
+    /// `prefixItems`, then `items` for the rest.
+    positions: Vec<usize>,
+    items: Option<usize>,
+    /// `properties`, in the schema's order, then `additionalProperties`.
+    properties: Vec<(String, usize)>,
+    others: Option<usize>,
+}
+
+/// Keywords that say nothing of an output's form.
+const ANNOTATIONS: &[&str] = &[
+    "$ref",
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// The bit of a JSON type name, or of an integer `Number` (which is also a number).
+fn type_bit(name: &str) -> u8 {
+    match name {
+        "null" => 1,
+        "boolean" => 2,
+        "integer" => 4,
+        "number" => 4 | 8,
+        "string" => 16,
+        "array" => 32,
+        "object" => 64,
+        _ => 0,
+    }
+}
+
+/// The bit of `value`'s JSON type (an integral number is an integer).
+fn json_type(value: &Value) -> u8 {
+    match value {
+        Value::Null => 1,
+        Value::Bool(_) => 2,
+        Value::Number(n) if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) => 4,
+        Value::Number(_) => 8,
+        Value::String(_) => 16,
+        Value::Array(_) => 32,
+        Value::Object(_) => 64,
+    }
+}
+
+impl Forms {
+    /// The forms of `schema` (the root of its `$ref`s).
+    pub(super) fn new(schema: &Value) -> Forms {
+        let mut forms = Forms { nodes: Vec::new(), root: 0 };
+        forms.root = forms.compile(schema, schema, &mut HashMap::new(), 0);
+        forms
+    }
+
+    fn compile(
+        &mut self,
+        root: &Value,
+        schema: &Value,
+        refs: &mut HashMap<String, usize>,
+        depth: usize,
+    ) -> usize {
+        let node = match schema {
+            _ if depth > MAX_SCHEMA_DEPTH => Node::Unsure,
+            Value::Bool(true) => Node::Anything,
+            Value::Object(node) => {
+                if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
+                    return self.reference(root, node, reference, refs, depth);
+                }
+                return self.object(root, node, refs, depth);
+            }
+            _ => Node::Unsure,
+        };
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    /// A `$ref` with nothing beside it but annotations: its target, compiled once.
+    fn reference(
+        &mut self,
+        root: &Value,
+        node: &Map<String, Value>,
+        reference: &str,
+        refs: &mut HashMap<String, usize>,
+        depth: usize,
+    ) -> usize {
+        if let Some(&index) = refs.get(reference) {
+            return index;
+        }
+        let index = self.nodes.len();
+        self.nodes.push(Node::Unsure);
+        let target = reference.strip_prefix('#').and_then(|pointer| root.pointer(pointer));
+        if let (Some(target), true) = (target, node.keys().all(|k| ANNOTATIONS.contains(&k.as_str()))) {
+            refs.insert(reference.to_string(), index);
+            let compiled = self.compile(root, target, refs, depth + 1);
+            self.nodes[index] = Node::Ref(compiled);
+        }
+        index
+    }
+
+    fn object(
+        &mut self,
+        root: &Value,
+        node: &Map<String, Value>,
+        refs: &mut HashMap<String, usize>,
+        depth: usize,
+    ) -> usize {
+        // What else a node may hold: serde enforces `required`; the
+        // definitions are reached through `$ref`; a `format` or bound that
+        // serde does not enforce sends every output to the schema pass anyway
+        // (see `needs_schema_pass`).
+        const FOLLOWED: &[&str] = &[
+            "type",
+            "enum",
+            "prefixItems",
+            "items",
+            "properties",
+            "additionalProperties",
+            "required",
+            "$defs",
+            "definitions",
+            "$schema",
+            "$id",
+            "format",
+            "minimum",
+            "maximum",
+        ];
+        let followed = |k: &str| ANNOTATIONS.contains(&k) || FOLLOWED.contains(&k);
+        let union = node.get("anyOf").or_else(|| node.get("oneOf")).and_then(Value::as_array);
+        let compiled = match union {
+            Some(branches)
+                if node.keys().all(|k| ANNOTATIONS.contains(&k.as_str()) || k == "anyOf" || k == "oneOf") =>
+            {
+                let branches = branches.iter().map(|b| self.compile(root, b, refs, depth + 1)).collect();
+                Node::Union(branches)
+            }
+            Some(_) => Node::Unsure,
+            None if !node.keys().all(|k| followed(k)) => Node::Unsure,
+            None => {
+                let types = match node.get("type") {
+                    Some(Value::String(name)) => type_bit(name),
+                    Some(Value::Array(names)) => {
+                        names.iter().filter_map(Value::as_str).map(type_bit).fold(0, |a, b| a | b)
+                    }
+                    _ => u8::MAX,
+                };
+                let mut sub = |schema: &Value| self.compile(root, schema, refs, depth + 1);
+                let positions = node
+                    .get("prefixItems")
+                    .and_then(Value::as_array)
+                    .map(|p| p.iter().map(&mut sub).collect());
+                let items = node.get("items").map(&mut sub);
+                let properties = node
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.iter().map(|(k, s)| (k.clone(), sub(s))).collect());
+                let others = node.get("additionalProperties").map(&mut sub);
+                Node::Typed(Typed {
+                    types,
+                    literals: node.get("enum").and_then(Value::as_array).cloned(),
+                    positions: positions.unwrap_or_default(),
+                    items,
+                    properties: properties.unwrap_or_default(),
+                    others,
+                })
+            }
+        };
+        self.nodes.push(compiled);
+        self.nodes.len() - 1
+    }
+
+    /// Whether `value` somewhere takes a form the schema refuses there, or
+    /// one this cannot tell (a union that leaves it more than one branch, a
+    /// keyword not followed, nesting past [`MAX_SCHEMA_DEPTH`]). Linear in
+    /// the value.
+    pub(super) fn strays(&self, value: &Value) -> bool {
+        self.strays_at(self.root, value, 0)
+    }
+
+    fn strays_at(&self, node: usize, value: &Value, depth: usize) -> bool {
+        if depth > MAX_SCHEMA_DEPTH {
+            return true;
+        }
+        match &self.nodes[node] {
+            Node::Anything => false,
+            Node::Unsure => true,
+            &Node::Ref(target) => self.strays_at(target, value, depth + 1),
+            Node::Union(branches) => {
+                let mut admitting = branches.iter().filter(|&&branch| self.admits(branch, value, depth));
+                match (admitting.next(), admitting.next()) {
+                    (Some(&branch), None) => self.strays_at(branch, value, depth + 1),
+                    // No branch takes a value of this type, or more than one might.
+                    _ => true,
+                }
+            }
+            Node::Typed(typed) => {
+                if !typed.admits(value) {
+                    return true;
+                }
+                match value {
+                    Value::Array(items) => items.iter().enumerate().any(|(at, item)| {
+                        let sub = typed.positions.get(at).or(typed.items.as_ref());
+                        sub.is_some_and(|&sub| self.strays_at(sub, item, depth + 1))
+                    }),
+                    Value::Object(fields) => fields.iter().enumerate().any(|(at, (key, item))| {
+                        // Outputs mostly list fields in the schema's order.
+                        let named = match typed.properties.get(at) {
+                            Some((name, sub)) if name == key => Some(sub),
+                            _ => typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub),
+                        };
+                        named
+                            .or(typed.others.as_ref())
+                            .is_some_and(|&sub| self.strays_at(sub, item, depth + 1))
+                    }),
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    /// Whether a node's `type` and `enum` let `value` through (what this
+    /// cannot tell, it lets through).
+    fn admits(&self, node: usize, value: &Value, depth: usize) -> bool {
+        match &self.nodes[node] {
+            Node::Typed(typed) => typed.admits(value),
+            &Node::Ref(target) => depth > MAX_SCHEMA_DEPTH || self.admits(target, value, depth + 1),
+            Node::Anything | Node::Unsure | Node::Union(_) => true,
+        }
+    }
+}
+
+impl Typed {
+    fn admits(&self, value: &Value) -> bool {
+        self.types & json_type(value) != 0
+            && self.literals.as_ref().is_none_or(|literals| literals.contains(value))
+    }
+}
