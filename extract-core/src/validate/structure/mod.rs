@@ -301,6 +301,56 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_schemars_derives_keeps_the_fast_path_for_its_own_forms() {
+        #[allow(dead_code)]
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        struct Reading {
+            sensor_name: String,
+            count: u64,
+            place: Option<Place>,
+            places: Vec<Place>,
+            samples: Vec<Option<f64>>,
+            unit: Unit,
+            backup: Option<Unit>,
+            extra: std::collections::BTreeMap<String, Place>,
+        }
+        #[allow(dead_code)]
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Place {
+            lat: f64,
+            note: Option<String>,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        enum Unit {
+            Celsius,
+            Kelvin,
+        }
+        let schema = serde_json::to_value(schemars::schema_for!(Reading)).unwrap();
+        let validator = StructureValidator::new(&schema);
+        assert!(!validator.needs_schema_pass(), "{schema}");
+        let valid = json!({
+            "sensorName": "s", "count": 3, "place": {"lat": 1.5, "note": null}, "places": [{"lat": 2}],
+            "samples": [1.0, null], "unit": "Kelvin", "backup": null, "extra": {"a": {"lat": 0}},
+        });
+        assert!(serde_json::from_value::<Reading>(valid.clone()).is_ok());
+        assert!(!validator.must_check(&valid), "schemars' own forms keep the fast path: {schema}");
+        for (field, stray) in [
+            ("place", json!([1.5, null])),
+            ("places", json!([[2.0, null]])),
+            ("unit", json!({"Kelvin": null})),
+            ("backup", json!({"Celsius": null})),
+            ("extra", json!({"a": [0.0, null]})),
+        ] {
+            let mut value = valid.clone();
+            value[field] = stray;
+            assert!(serde_json::from_value::<Reading>(value.clone()).is_ok(), "serde reads {value}");
+            assert!(validator.must_check(&value), "{value}");
+            assert!(!validator.violations(&value, &INFO).is_empty(), "{value}");
+        }
+    }
+
+    #[test]
     fn a_union_that_leaves_a_value_two_branches_gets_the_schema_pass() {
         let schema = json!({
             "type": "object",
