@@ -16,10 +16,10 @@
 //! zeros at a time (never a sparse extension), so that a full disk is an
 //! error when a chunk is written, never a fault while a record is copied; a
 //! writer grows it outside the lock while the others go on copying. A
-//! journal closed normally is cut back to its records. A killed process leaves at most one partial record, then zeros,
-//! which opening cuts off; any other line that is not a record is an error
-//! naming the file and the line. One run at a time: the journal's file is
-//! locked while it is open.
+//! journal closed normally is cut back to its records. A killed process
+//! leaves at most one partial record, then zeros, which opening cuts off;
+//! any other line that is not a record is an error naming the file and the
+//! line. One run at a time: the journal's file is locked while it is open.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions, TryLockError};
@@ -445,16 +445,11 @@ impl Journal {
             tail.end = growth.end;
         }
         self.grown.notify_all();
-        let fault_in = match written.is_ok().then(|| tail.mapped(&self.file)) {
-            Some(Ok(map)) => Some(map.clone()),
-            _ => None,
-        }
-        .map(|map| {
-            let start = growth.start.max(tail.mapped_from);
-            (map, start - tail.mapped_from, growth.end - start)
-        });
+        let map = if written.is_ok() { tail.mapped(&self.file).ok().cloned() } else { None };
+        let start = growth.start.max(tail.mapped_from);
+        let (offset, length) = (start - tail.mapped_from, growth.end - start);
         drop(tail);
-        if let Some((map, offset, length)) = fault_in {
+        if let Some(map) = map {
             #[cfg(target_os = "linux")]
             let _ = map.advise_range(memmap2::Advice::PopulateWrite, offset as usize, length as usize);
             #[cfg(not(target_os = "linux"))]
