@@ -100,17 +100,19 @@ impl Forms {
         refs: &mut HashMap<String, usize>,
         depth: usize,
     ) -> usize {
-        let node = match schema {
-            _ if depth > MAX_SCHEMA_DEPTH => Node::Unsure,
-            Value::Bool(true) => Node::Anything,
-            Value::Object(node) => {
-                if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
-                    return self.reference(root, node, reference, refs, depth);
-                }
-                return self.object(root, node, refs, depth);
-            }
-            _ => Node::Unsure,
-        };
+        match schema {
+            _ if depth > MAX_SCHEMA_DEPTH => self.push(Node::Unsure),
+            Value::Bool(true) => self.push(Node::Anything),
+            Value::Object(node) => match node.get("$ref").and_then(Value::as_str) {
+                Some(reference) => self.reference(root, node, reference, refs, depth),
+                None => self.object(root, node, refs, depth),
+            },
+            _ => self.push(Node::Unsure),
+        }
+    }
+
+    /// Adds `node`; its index.
+    fn push(&mut self, node: Node) -> usize {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
@@ -127,8 +129,7 @@ impl Forms {
         if let Some(&index) = refs.get(reference) {
             return index;
         }
-        let index = self.nodes.len();
-        self.nodes.push(Node::Unsure);
+        let index = self.push(Node::Unsure);
         let target = reference.strip_prefix('#').and_then(|pointer| root.pointer(pointer));
         if let (Some(target), true) = (target, node.keys().all(|k| ANNOTATIONS.contains(&k.as_str()))) {
             refs.insert(reference.to_string(), index);
@@ -205,8 +206,7 @@ impl Forms {
                 })
             }
         };
-        self.nodes.push(compiled);
-        self.nodes.len() - 1
+        self.push(compiled)
     }
 
     /// Whether `value` somewhere takes a form the schema refuses there, or
