@@ -34,22 +34,59 @@ pub fn extractable(container: &Container) -> TokenStream {
     });
     let metas = container.checks.iter().map(lower::meta);
     let runs: Vec<TokenStream> =
-        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i, ty)).collect();
-    let no_generics = syn::Generics::default();
-    let plumbing = plumbing(&TypeHead::concrete(ty, &no_generics));
-    let walks = container.fields.iter().filter(|f| !f.skipped).filter_map(|f| {
-        let ident = &f.ident;
-        let json = &f.json_name;
-        let walk = shape_of(f).walk(quote!(&self.#ident), f.recoverable)?;
-        Some(quote!(__audit.at_key(#json, |__audit| { #walk });))
+        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i)).collect();
+    // The traits a check's probes resolve through: imported once per type.
+    let check_scope = (!runs.is_empty()).then(|| {
+        quote! {
+            #[allow(unused_imports)]
+            use #p::{
+                LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
+                LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _,
+                LeafPlain as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _,
+                ShowText as _, StepAny as _, StepHop as _, StepHopEach as _,
+            };
+            let __this = self;
+            let __info = <Self as #p::Extractable>::__describe();
+        }
     });
-
+    let walks: Vec<TokenStream> = container
+        .fields
+        .iter()
+        .filter(|f| !f.skipped)
+        .filter_map(|f| {
+            let ident = &f.ident;
+            let json = &f.json_name;
+            let walk = shape_of(f).walk(quote!(&self.#ident), f.recoverable)?;
+            Some(quote!(__audit.enter(#json); #walk __audit.leave();))
+        })
+        .collect();
+    let walk_scope = (!walks.is_empty()).then(|| quote!(use #p::{AuditRecurse as _, AuditSkip as _};));
     let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
+    let no_generics = syn::Generics::default();
+    let hop = hop(&TypeHead::concrete(ty, &no_generics));
 
     quote! {
         #[automatically_derived]
         impl #p::Extractable for #ty {
-            fn __describe() -> &'static #p::TypeInfo {
+            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
+                static CACHE: #p::OnceLock<#p::TypeCache> = #p::OnceLock::new();
+                &CACHE
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Audited for #ty {
+            #[allow(clippy::all)]
+            fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
+                #check_scope
+                #walk_scope
+                #(#runs)*
+                #(#walks)*
+                // The model fills every field: the walk reads them all, as a
+                // validator of them, so none is reported as never read.
+                let _ = (#(&self.#read,)*);
+            }
+            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
                 static INFO: #p::TypeInfo = #p::TypeInfo {
                     rust_name: #rust_name,
                     tool_name: #tool_name,
@@ -57,27 +94,11 @@ pub fn extractable(container: &Container) -> TokenStream {
                     fields: &[#(#fields),*],
                     checks: &[#(#metas),*],
                 };
-                &INFO
-            }
-
-            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
-                static CACHE: #p::OnceLock<#p::TypeCache> = #p::OnceLock::new();
-                &CACHE
-            }
-
-            #[allow(clippy::all)]
-            fn __audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>) {
-                use #p::{AuditRecurse as _, AuditSkip as _};
-                let __info = <Self as #p::Extractable>::__describe();
-                #(#runs)*
-                #(#walks)*
-                // The model fills every field: the walk reads them all, as a
-                // validator of them, so none is reported as never read.
-                let _ = (#(&self.#read,)*);
+                #p::Some(&INFO)
             }
         }
 
-        #plumbing
+        #hop
     }
 }
 
@@ -86,21 +107,11 @@ fn shape_of(field: &Field) -> &Shape {
     field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 
-/// The impls that let other types' checks and walks step into this one.
-fn plumbing(input: &TypeHead<'_>) -> TokenStream {
+/// The impl that lets other types' check paths step into this one.
+fn hop(input: &TypeHead<'_>) -> TokenStream {
     let p = private();
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = input;
     quote! {
-        #[automatically_derived]
-        impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
-            fn audit<__L: #p::LazyWalk>(&self, audit: &mut #p::Audit<'_>, _recoverable: bool) {
-                <Self as #p::Extractable>::__audit::<__L>(self, audit)
-            }
-            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
-                #p::Some(<Self as #p::Extractable>::__describe())
-            }
-        }
-
         #[automatically_derived]
         impl #impl_generics #p::Hop for #ident #ty_generics #where_clause {
             type Target = Self;
@@ -155,20 +166,23 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let plumbing = plumbing(&head);
+    let hop = hop(&head);
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
         #[automatically_derived]
         impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {
-            fn __describe() -> &'static #p::TypeInfo {
-                ::core::unreachable!("#[derive(Extractable)] failed")
-            }
             fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }
-            fn __audit<__L: #p::LazyWalk>(&self, _: &mut #p::Audit<'_>) {}
         }
-        #plumbing
+        #[automatically_derived]
+        impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
+            fn audit<__L: #p::LazyWalk>(&self, _: &mut #p::Audit<'_>, _: bool) {}
+            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
+                ::core::unreachable!("#[derive(Extractable)] failed")
+            }
+        }
+        #hop
     }
 }

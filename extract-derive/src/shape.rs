@@ -201,14 +201,38 @@ impl Shape {
         }
     }
 
+    /// Whether the runtime's `Audited` impls walk a value of this shape as
+    /// the derive would: options and sequences, down to one named type. A
+    /// map is left out (its impl also asks the key to serialize, and a key
+    /// that does not must be a compile error, not a map skipped), and so are
+    /// tuples and `Sourced` (the runtime checks only a `Sourced`'s quote).
+    fn walked_by_runtime(&self) -> bool {
+        match self {
+            Shape::Named(_) => true,
+            Shape::Wrap(inner) | Shape::Seq(inner) => inner.walked_by_runtime(),
+            _ => false,
+        }
+    }
+
     /// The statement that walks `value` (an expression of a reference to a
-    /// value of this shape) with `__audit`, or nothing for a leaf.
+    /// value of this shape) with `__audit`, or nothing for a leaf. A shape
+    /// the runtime walks the same way is one probe of the whole value (a
+    /// named type that is not derived leaves nothing to walk in it); any
+    /// other is walked step by step here.
     pub fn walk(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
+        let p = private();
+        if self.walked_by_runtime() {
+            return Some(quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);));
+        }
+        self.walk_steps(value, recoverable)
+    }
+
+    fn walk_steps(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
         let p = private();
         let walk_inner = |inner: &Shape| inner.walk(quote!(__v), recoverable);
         Some(match self {
             Shape::Leaf => return None,
-            Shape::Named(_) => quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);),
+            Shape::Named(_) => unreachable!("walked by the runtime"),
             Shape::Sourced(inner) => {
                 let quote_check = quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable););
                 match inner.walk(quote!(&__s.value), recoverable) {
@@ -216,7 +240,9 @@ impl Shape {
                     Some(inner) => quote!({
                         let __s = #value;
                         #quote_check
-                        __audit.at_key("value", |__audit| { #inner });
+                        __audit.enter("value");
+                        #inner
+                        __audit.leave();
                     }),
                 }
             }

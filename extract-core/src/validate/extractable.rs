@@ -5,13 +5,21 @@ use std::sync::OnceLock;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use super::check::Audited;
 use super::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
 
 /// A type a model can be asked to fill in, with its tool definition, its
 /// structural validator and its semantic checks. Derive it with
 /// `#[derive(Extractable)]`; do not implement it by hand.
-pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
+///
+/// The derive writes three small impls per type and nothing else: this one
+/// (the type's cache cell), [`Audited`](super::check::Audited) (its
+/// description and its walk: checks, then nested values) and the check
+/// paths' `Hop`. Everything that does not depend on the type lives in the
+/// runtime, behind those few calls, so a crate of many derived types
+/// compiles nearly as fast as one deriving serde's traits alone.
+pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The tool definition a model fills in: name, description (with the list
     /// of checks) and the input schema.
     fn tool() -> Tool {
@@ -19,12 +27,11 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Sized {
     }
 
     #[doc(hidden)]
-    /// The derive's description of the type.
-    fn __describe() -> &'static TypeInfo;
-
-    #[doc(hidden)]
-    /// Runs the type's checks, then those of every nested value.
-    fn __audit<L: super::check::LazyWalk>(&self, audit: &mut super::check::Audit<'_>);
+    /// The derive's description of the type (kept by its `Audited` impl).
+    #[inline]
+    fn __describe() -> &'static TypeInfo {
+        <Self as Audited>::type_info().expect("a derived type describes itself")
+    }
 
     #[doc(hidden)]
     /// Where the type's [`TypeCache`] is kept once built: a cell of its own

@@ -117,7 +117,7 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
 /// everything inside it; the provenance of its quotes when they hold.
 fn semantic<T: Extractable>(value: &T, text: Option<&str>) -> Result<Vec<Source>, Violations> {
     let mut audit = Audit::new(text);
-    value.__audit::<check::Lazy>(&mut audit);
+    check::Audited::audit::<check::Lazy>(value, &mut audit, true);
     let (violations, sources) = audit.into_parts();
     match Violations::new(violations) {
         None => Ok(sources),

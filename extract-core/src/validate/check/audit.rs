@@ -50,6 +50,20 @@ impl<'d> Audit<'d> {
         self.path.pop();
     }
 
+    /// Steps into the field `key`; [`leave`](Self::leave) steps back out.
+    /// The derived walk uses this pair rather than [`at_key`](Self::at_key):
+    /// a closure per field is one more body for every user's crate to compile.
+    #[inline]
+    pub fn enter(&mut self, key: &'static str) {
+        self.path.push(Segment::Key(Cow::Borrowed(key)));
+    }
+
+    /// Steps back out of the field [`enter`](Self::enter) stepped into.
+    #[inline]
+    pub fn leave(&mut self) {
+        self.path.pop();
+    }
+
     /// Runs `f` one map key deeper (a key the model chose).
     pub fn at_owned_key(&mut self, key: String, f: impl FnOnce(&mut Self)) {
         self.path.push(Segment::Key(Cow::Owned(key)));
@@ -309,9 +323,10 @@ macro_rules! audit_wrapper {
 
 audit_wrapper! {
     [T: Audited] Option<T>;
-    [T: Audited] Box<T>;
-    [T: Audited] std::sync::Arc<T>;
-    [T: Audited] std::rc::Rc<T>;
+    [T: Audited + ?Sized] Box<T>;
+    [T: Audited + ?Sized] std::sync::Arc<T>;
+    [T: Audited + ?Sized] std::rc::Rc<T>;
+    [T: Audited + ?Sized] &T;
 }
 
 macro_rules! audit_sequence {
