@@ -196,26 +196,30 @@ impl TypeInfo {
     }
 }
 
-/// One piece of a rule's text: literal text, or a field path in Rust names
-/// that is shown in JSON names.
-#[derive(Debug)]
-pub enum RulePiece {
-    /// Text shown as is.
-    Text(&'static str),
-    /// A field path, by Rust field names.
-    Path(&'static [&'static str]),
-}
+/// Marks a field path in a rule's text ([`CheckMeta::rule`]): the text
+/// between two marks is a path by Rust names, joined by `.`. A rule's own
+/// text never holds it (string literals are written escaped).
+pub const PATH_MARK: char = '\u{1}';
 
-/// Everything the derive knows about one `#[check]`, kept for run time.
+/// Separates the items of [`CheckMeta::atoms`] and [`CheckMeta::fields`].
+pub const ITEM_MARK: char = '\u{2}';
+
+/// Everything the derive knows about one `#[check]`, kept for run time. The
+/// rule, its operands and its fields are each one string (see [`PATH_MARK`]
+/// and [`ITEM_MARK`]): a crate that derives many types compiles one literal
+/// per list rather than a slice of slices.
 #[derive(Debug)]
 pub struct CheckMeta {
-    /// The rule, e.g. `sum(line_items.amount) == stated_total`.
-    pub rule: &'static [RulePiece],
-    /// The operands whose values a failure shows, each as rule pieces.
-    pub atoms: &'static [&'static [RulePiece]],
-    /// The fields the check reads, by Rust names (a path through a collection
-    /// is cut after its first step: `line_items`).
-    pub fields: &'static [&'static [&'static str]],
+    /// The rule, e.g. `sum(line_items.amount) == stated_total`, its field
+    /// paths marked with [`PATH_MARK`].
+    pub rule: &'static str,
+    /// The operands whose values a failure shows, in the rule's encoding,
+    /// separated by [`ITEM_MARK`].
+    pub atoms: &'static str,
+    /// The fields the check reads, by Rust names joined by `.` (a path
+    /// through a collection is cut after its first step: `line_items`),
+    /// separated by [`ITEM_MARK`].
+    pub fields: &'static str,
     /// The `tolerance` option as written.
     pub tolerance: Option<&'static str>,
     /// The `message` option: `{lhs}`, `{rhs}` and field names are substituted.
@@ -230,14 +234,29 @@ pub struct CheckMeta {
     pub with: Option<&'static str>,
 }
 
+impl CheckMeta {
+    /// Operand `index`, in the rule's encoding.
+    pub fn atom(&self, index: usize) -> &'static str {
+        self.atoms.split(ITEM_MARK).nth(index).unwrap_or("")
+    }
+
+    /// The fields the check reads, each a path by Rust names.
+    pub fn field_paths(&self) -> impl Iterator<Item = Vec<&'static str>> {
+        self.fields.split(ITEM_MARK).filter(|f| !f.is_empty()).map(|f| f.split('.').collect())
+    }
+}
+
 impl TypeInfo {
-    /// Renders rule pieces in the JSON names of this type and the types it nests.
-    pub fn render(&'static self, pieces: &[RulePiece]) -> String {
+    /// Renders a rule's text (or an operand's) in the JSON names of this
+    /// type and the types it nests.
+    pub fn render(&'static self, encoded: &'static str) -> String {
         let mut out = String::new();
-        for piece in pieces {
-            match piece {
-                RulePiece::Text(text) => out.push_str(text),
-                RulePiece::Path(path) => out.push_str(&self.json_path(path).join(".")),
+        for (i, piece) in encoded.split(PATH_MARK).enumerate() {
+            if i % 2 == 0 {
+                out.push_str(piece);
+            } else {
+                let path: Vec<&'static str> = piece.split('.').collect();
+                out.push_str(&self.json_path(&path).join("."));
             }
         }
         out

@@ -37,9 +37,13 @@ pub fn meta(check: &Check) -> TokenStream {
             (vec![Piece::Text(text.clone())], quote!(#p::Some(#text)))
         }
     };
-    let rule = pieces_tokens(&rule);
-    let atoms = atoms.iter().map(|a| pieces_tokens(&pieces(a)));
-    let fields = fields.iter().map(|f| quote!(&[#(#f),*]));
+    // Encoded as the runtime's `CheckMeta` reads it: paths between
+    // `PATH_MARK`s, list items separated by `ITEM_MARK`.
+    let rule = encode(&rule);
+    let atoms: Vec<String> = atoms.iter().map(|a| encode(&pieces(a))).collect();
+    let atoms = atoms.join(ITEM_MARK);
+    let fields: Vec<String> = fields.iter().map(|f| f.join(".")).collect();
+    let fields = fields.join(ITEM_MARK);
     let tolerance = match &check.tolerance {
         Some(lit) => {
             let text = quote!(#lit).to_string();
@@ -60,8 +64,8 @@ pub fn meta(check: &Check) -> TokenStream {
     quote! {
         #p::CheckMeta {
             rule: #rule,
-            atoms: &[#(#atoms),*],
-            fields: &[#(#fields),*],
+            atoms: #atoms,
+            fields: #fields,
             tolerance: #tolerance,
             message: #message,
             placeholders: &[#(#placeholders),*],
@@ -470,13 +474,25 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
     }
 }
 
-fn pieces_tokens(pieces: &[Piece]) -> TokenStream {
-    let p = private();
-    let items = pieces.iter().map(|piece| match piece {
-        Piece::Text(t) => quote!(#p::RulePiece::Text(#t)),
-        Piece::Path(hops) => quote!(#p::RulePiece::Path(&[#(#hops),*])),
-    });
-    quote!(&[#(#items),*])
+/// Mirrors `extract_core::schema::PATH_MARK` and `ITEM_MARK`.
+const PATH_MARK: &str = "\u{1}";
+const ITEM_MARK: &str = "\u{2}";
+
+/// A rule's pieces in the runtime's encoding: text as is, a path between two
+/// `PATH_MARK`s with its hops joined by `.`.
+fn encode(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Path(hops) => {
+                out.push_str(PATH_MARK);
+                out.push_str(&hops.join("."));
+                out.push_str(PATH_MARK);
+            }
+        }
+    }
+    out
 }
 
 /// How the operand `value` (an `Option` of an operand) shows in a message.

@@ -131,7 +131,7 @@ impl<'d> Audit<'d> {
                 format!("check failed: {rule}{tolerance}{}", values_text(info, meta, &recorder))
             }
         };
-        let fields: Vec<FieldPath> = meta.fields.iter().map(|f| self.here(&info.json_path(f))).collect();
+        let fields: Vec<FieldPath> = meta.field_paths().map(|f| self.here(&info.json_path(&f))).collect();
         let path = fields.first().cloned().unwrap_or_else(|| self.here(&[]));
         let code = meta.code.map_or(Code::CHECK_FAILED, Code::new_static);
         self.report(
@@ -259,7 +259,7 @@ fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Records) ->
             continue;
         }
         seen.push(*index);
-        parts.push(format!("{} = {value}", info.render(meta.atoms[*index])));
+        parts.push(format!("{} = {value}", info.render(meta.atom(*index))));
     }
     if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) }
 }
