@@ -41,9 +41,9 @@ pub use vocabulary::{
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::schema::{CheckMeta, FieldInfo, ITEM_MARK, PATH_MARK, Shape, TypeInfo};
+    pub use crate::schema::{CheckMeta, FieldInfo, Shape, TypeInfo};
+    pub use crate::validate::Extractable;
     pub use crate::validate::check::*;
-    pub use crate::validate::{Extractable, TypeCache};
     pub use crate::vocabulary::Segment;
     pub use schemars;
     pub use serde;
@@ -51,5 +51,4 @@ pub mod __private {
     pub use std::marker::PhantomData;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
-    pub use std::sync::OnceLock;
 }

@@ -17,8 +17,7 @@ fn tool_of<T: JsonSchema>(name: &str) -> Tool {
     }
 }
 
-static INFO: TypeInfo =
-    TypeInfo { rust_name: "T", tool_name: "t", description: "", fields: &[], checks: &[] };
+static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[], &[]);
 
 /// Every object schema in `schema` (root, properties, items, branches, `$defs`), with its place.
 fn objects<'a>(schema: &'a Value, place: String, out: &mut Vec<(String, &'a Value)>) {

@@ -61,24 +61,24 @@ const fn field(json_name: &'static str, required: bool, recoverable: bool) -> Fi
     FieldInfo { rust_name: json_name, json_name, required, recoverable, shape: &Shape::Leaf }
 }
 
-static LINE_ITEM: TypeInfo = TypeInfo {
-    rust_name: "LineItem",
-    tool_name: "line_item",
-    description: "",
-    fields: &[
+static LINE_ITEM: TypeInfo = TypeInfo::new(
+    "LineItem",
+    "line_item",
+    "",
+    &[
         field("description", true, true),
         // Tagged `recoverable = false`: an absent amount is absent from the source.
         field("amount", true, false),
         field("quantity", true, true),
     ],
-    checks: &[],
-};
+    &[],
+);
 
-static INVOICE: TypeInfo = TypeInfo {
-    rust_name: "Invoice",
-    tool_name: "invoice",
-    description: "Record one invoice.",
-    fields: &[
+static INVOICE: TypeInfo = TypeInfo::new(
+    "Invoice",
+    "invoice",
+    "Record one invoice.",
+    &[
         field("invoice_number", true, false),
         FieldInfo { rust_name: "issue_date", ..field("issued", true, true) },
         field("due_date", false, true),
@@ -94,8 +94,8 @@ static INVOICE: TypeInfo = TypeInfo {
         field("contact", false, true),
         field("sequence", true, true),
     ],
-    checks: &[],
-};
+    &[],
+);
 
 fn schema() -> Value {
     serde_json::to_value(schemars::schema_for!(Invoice)).unwrap()

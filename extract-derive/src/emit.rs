@@ -22,15 +22,7 @@ pub fn extractable(container: &Container) -> TokenStream {
         let required = f.required;
         let recoverable = f.recoverable;
         let shape = shape_of(f).describe();
-        quote! {
-            #p::FieldInfo {
-                rust_name: #rust,
-                json_name: #json,
-                required: #required,
-                recoverable: #recoverable,
-                shape: &#shape,
-            }
-        }
+        quote!(#p::FieldInfo::new(#rust, #json, #required, #recoverable, &#shape))
     });
     let metas = container.checks.iter().map(lower::meta);
     let runs: Vec<TokenStream> =
@@ -67,12 +59,7 @@ pub fn extractable(container: &Container) -> TokenStream {
 
     quote! {
         #[automatically_derived]
-        impl #p::Extractable for #ty {
-            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
-                static CACHE: #p::OnceLock<#p::TypeCache> = #p::OnceLock::new();
-                &CACHE
-            }
-        }
+        impl #p::Extractable for #ty {}
 
         #[automatically_derived]
         impl #p::Audited for #ty {
@@ -87,13 +74,13 @@ pub fn extractable(container: &Container) -> TokenStream {
                 let _ = (#(&self.#read,)*);
             }
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
-                static INFO: #p::TypeInfo = #p::TypeInfo {
-                    rust_name: #rust_name,
-                    tool_name: #tool_name,
-                    description: #description,
-                    fields: &[#(#fields),*],
-                    checks: &[#(#metas),*],
-                };
+                static INFO: #p::TypeInfo = #p::TypeInfo::new(
+                    #rust_name,
+                    #tool_name,
+                    #description,
+                    &[#(#fields),*],
+                    &[#(#metas),*],
+                );
                 #p::Some(&INFO)
             }
         }
@@ -171,11 +158,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     quote! {
         #errors
         #[automatically_derived]
-        impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {
-            fn __cache_cell() -> &'static #p::OnceLock<#p::TypeCache> {
-                ::core::unreachable!("#[derive(Extractable)] failed")
-            }
-        }
+        impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {}
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
             fn audit<__L: #p::LazyWalk>(&self, _: &mut #p::Audit<'_>, _: bool) {}

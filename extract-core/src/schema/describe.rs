@@ -4,6 +4,10 @@
 //! from it (at any depth), and a failed check renders its rule with it, in
 //! the JSON names the model sees.
 
+use std::any::Any;
+use std::fmt;
+use std::sync::OnceLock;
+
 use crate::{FieldPath, Segment};
 
 /// A derived type's names, tags and checks, as the derive saw them.
@@ -19,6 +23,57 @@ pub struct TypeInfo {
     pub fields: &'static [FieldInfo],
     /// The `#[check]`s of the type.
     pub checks: &'static [CheckMeta],
+    /// What the runtime computes once for the type (its tool and structural
+    /// validator), kept here so the derive needs no static of its own for it.
+    cache: CacheCell,
+}
+
+impl TypeInfo {
+    /// A type's description, as the derive writes it (with an empty cache).
+    ///
+    /// ```
+    /// use extract_core::{FieldInfo, Shape, TypeInfo};
+    ///
+    /// static NOTE: TypeInfo = TypeInfo::new(
+    ///     "Note",
+    ///     "note",
+    ///     "Record one note.",
+    ///     &[FieldInfo::new("title", "title", true, true, &Shape::Leaf)],
+    ///     &[],
+    /// );
+    /// assert_eq!(NOTE.fields[0].json_name, "title");
+    /// ```
+    pub const fn new(
+        rust_name: &'static str,
+        tool_name: &'static str,
+        description: &'static str,
+        fields: &'static [FieldInfo],
+        checks: &'static [CheckMeta],
+    ) -> TypeInfo {
+        TypeInfo { rust_name, tool_name, description, fields, checks, cache: CacheCell(OnceLock::new()) }
+    }
+
+    /// The value `init` computes for this type, computed on first use and
+    /// kept for the process. Every call for one type must ask for the same
+    /// `C` (the runtime keeps one cache type).
+    #[doc(hidden)]
+    pub fn cached<C: Any + Send + Sync>(&'static self, init: impl FnOnce() -> C) -> &'static C {
+        self.cache
+            .0
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref()
+            .expect("a type's cache is always of the runtime's one cache type")
+    }
+}
+
+/// The cell [`TypeInfo::cached`] fills; type-erased because what it holds
+/// (the structural validator) belongs to a layer above this one.
+struct CacheCell(OnceLock<Box<dyn Any + Send + Sync>>);
+
+impl fmt::Debug for CacheCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() { "CacheCell(built)" } else { "CacheCell(empty)" })
+    }
 }
 
 /// One field the model sees.
@@ -36,6 +91,19 @@ pub struct FieldInfo {
     /// How the field's type holds values: the containers it passes through
     /// and what sits inside them.
     pub shape: &'static Shape,
+}
+
+impl FieldInfo {
+    /// A field's description, as the derive writes it.
+    pub const fn new(
+        rust_name: &'static str,
+        json_name: &'static str,
+        required: bool,
+        recoverable: bool,
+        shape: &'static Shape,
+    ) -> FieldInfo {
+        FieldInfo { rust_name, json_name, required, recoverable, shape }
+    }
 }
 
 /// How a field's type holds values, as the derive read it: the containers

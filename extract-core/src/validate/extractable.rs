@@ -1,7 +1,5 @@
 //! The trait `#[derive(Extractable)]` implements: [`Extractable`].
 
-use std::sync::OnceLock;
-
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
@@ -32,13 +30,6 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     fn __describe() -> &'static TypeInfo {
         <Self as Audited>::type_info().expect("a derived type describes itself")
     }
-
-    #[doc(hidden)]
-    /// Where the type's [`TypeCache`] is kept once built: a cell of its own
-    /// per type (the derive's only per-type storage). The cache is built by
-    /// [`TypeCache::of`] on first use, so a type only ever nested inside
-    /// others never builds one, nor compiles the code that would.
-    fn __cache_cell() -> &'static OnceLock<TypeCache>;
 }
 
 /// What is computed once per type and kept for the process: the tool and the
@@ -54,7 +45,9 @@ pub struct TypeCache {
 impl TypeCache {
     /// The cache of `T`, built on first use.
     pub fn of<T: Extractable>() -> &'static TypeCache {
-        T::__cache_cell().get_or_init(|| {
+        // Kept in the type's description (its only static); built on first
+        // use, so a type only ever nested inside others never builds one.
+        T::__describe().cached(|| {
             let schema =
                 serde_json::to_value(schemars::schema_for!(T)).expect("a schemars schema serializes");
             TypeCache::build(T::__describe(), schema)

@@ -45,9 +45,7 @@ const MAX_VALUE_DEPTH: usize = 128;
 /// use extract_core::structure::StructureValidator;
 /// use serde_json::json;
 ///
-/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo {
-///     rust_name: "Note", tool_name: "note", description: "", fields: &[], checks: &[],
-/// };
+/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo::new("Note", "note", "", &[], &[]);
 /// let schema = json!({
 ///     "type": "object",
 ///     "properties": {"title": {"type": "string", "maxLength": 5}},
@@ -211,8 +209,7 @@ mod tests {
     use jsonschema::paths::Location;
     use serde_json::json;
 
-    static INFO: TypeInfo =
-        TypeInfo { rust_name: "T", tool_name: "t", description: "", fields: &[], checks: &[] };
+    static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[], &[]);
 
     #[test]
     fn numeric_formats_and_their_natural_bounds_need_no_schema_pass() {

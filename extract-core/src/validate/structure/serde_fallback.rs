@@ -21,9 +21,7 @@ use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation, quote_prefix};
 ///
 /// #[derive(Deserialize, Debug)]
 /// struct Row { count: u8 }
-/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo {
-///     rust_name: "Row", tool_name: "row", description: "", fields: &[], checks: &[],
-/// };
+/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo::new("Row", "row", "", &[], &[]);
 /// let value = serde_json::json!({"count": 300});
 /// let error = serde_path_to_error::deserialize::<_, Row>(&value).unwrap_err();
 /// let violation = serde_violation(&value, error, &INFO);
