@@ -172,7 +172,7 @@ impl Lowering {
         match node {
             Node::Path(path) => {
                 let value = single_path(path);
-                self.atom(value)
+                self.atom(value, false)
             }
             // `validate::check_node` has rejected literals that do not parse.
             Node::Int(lit) => {
@@ -275,7 +275,9 @@ impl Lowering {
                         }}
                     }
                 };
-                self.atom(value)
+                // Every function but these computes a number.
+                let computed = !matches!(func, Func::Unique | Func::IsSome | Func::IsNone);
+                self.atom(value, computed)
             }
         }
     }
@@ -289,13 +291,22 @@ impl Lowering {
         }
     }
 
-    /// Records an operand's value for the failure message.
-    fn atom(&mut self, value: TokenStream) -> TokenStream {
+    /// Records an operand's value for the failure message. A number the
+    /// check `computed` is recorded as one; any other value is shown as its
+    /// type allows (`shown`).
+    fn atom(&mut self, value: TokenStream, computed: bool) -> TokenStream {
         let index = self.atoms;
         self.atoms += 1;
+        if computed {
+            return quote! {{
+                let __a = #value;
+                __rec.number(#index, &__a);
+                __a
+            }};
+        }
         let shown = shown(quote!(__a));
         // No closures: a failure message is built only when the recorder is
-        // on, and every closure would be one more function per check to compile.
+        // on, and every closure would be one more body per check to compile.
         quote! {{
             let __a = #value;
             if __rec.is_on() { __rec.atom(#index, #shown); }

@@ -52,6 +52,20 @@ impl Recorder {
         }
     }
 
+    /// Records operand `index` when it is a number the check computed (an
+    /// aggregate, `len`, `abs`): shown as [`ShowNumber`] shows it, with no
+    /// probe for the derive to emit.
+    #[inline]
+    pub fn number<N: Number>(&mut self, index: usize, value: &Option<N>) {
+        if let Some(records) = &mut self.0 {
+            let shown = match value {
+                Some(n) => Shown(n.num().to_string()),
+                None => Shown::absent(),
+            };
+            records.atoms.push((index, shown.0));
+        }
+    }
+
     /// Records the two sides of the top-level comparison.
     #[inline]
     pub fn sides(&mut self, lhs: Shown, rhs: Shown) {
