@@ -27,16 +27,8 @@ pub fn extractable(container: &Container) -> TokenStream {
     let metas = container.checks.iter().map(lower::meta);
     let runs: Vec<TokenStream> =
         container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i)).collect();
-    // The traits a check's probes resolve through: imported once per type.
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
-            #[allow(unused_imports)]
-            use #p::{
-                LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
-                LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _,
-                LeafPlain as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _,
-                ShowText as _, StepAny as _, StepHop as _, StepHopEach as _,
-            };
             let __this = self;
             let __info = <Self as #p::Extractable>::__describe();
         }
@@ -52,7 +44,8 @@ pub fn extractable(container: &Container) -> TokenStream {
             Some(quote!(__audit.enter(#json); #walk __audit.leave();))
         })
         .collect();
-    let walk_scope = (!walks.is_empty()).then(|| quote!(use #p::{AuditRecurse as _, AuditSkip as _};));
+    // The traits the probes of checks and walks resolve through, all in one import.
+    let probes = (!runs.is_empty() || !walks.is_empty()).then(|| quote!(use #p::probes::*;));
     let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
     let no_generics = syn::Generics::default();
     let hop = hop(&TypeHead::concrete(ty, &no_generics));
@@ -65,8 +58,8 @@ pub fn extractable(container: &Container) -> TokenStream {
         impl #p::Audited for #ty {
             #[allow(clippy::all)]
             fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
+                #probes
                 #check_scope
-                #walk_scope
                 #(#runs)*
                 #(#walks)*
                 // The model fills every field: the walk reads them all, as a

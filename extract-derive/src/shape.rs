@@ -177,7 +177,7 @@ impl Shape {
             }
             Shape::Named(ty) => quote!(#p::Shape::Named({
                 fn __nested() -> #p::Option<&'static #p::TypeInfo> {
-                    use #p::{NestedNone as _, NestedSome as _};
+                    use #p::probes::*;
                     (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()
                 }
                 __nested

@@ -27,6 +27,19 @@ pub use ops::*;
 pub use path::*;
 pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
 
+/// Every trait the derived code calls a probe's method through, imported
+/// without a name: generated code brings them all into scope with one
+/// `use probes::*`, one import per type where a list would be one per trait
+/// (each a separate item for the user's crate to resolve and hash).
+pub mod probes {
+    pub use super::{
+        AuditRecurse as _, AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
+        LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _, LeafPlain as _, NestedNone as _,
+        NestedSome as _, ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _,
+        StepAny as _, StepHop as _, StepHopEach as _,
+    };
+}
+
 /// Why a check could not be evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EvalError {
