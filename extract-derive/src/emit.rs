@@ -47,6 +47,11 @@ pub fn extractable(container: &Container) -> TokenStream {
     // The traits the probes of checks and walks resolve through, all in one import.
     let probes = (!runs.is_empty() || !walks.is_empty()).then(|| quote!(use #p::probes::*;));
     let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
+    let describe_probes = container
+        .fields
+        .iter()
+        .any(|f| !f.skipped && shape_of(f).names_a_type())
+        .then(|| quote!(use #p::probes::*;));
     let no_generics = syn::Generics::default();
     let hop = hop(&TypeHead::concrete(ty, &no_generics));
 
@@ -67,6 +72,7 @@ pub fn extractable(container: &Container) -> TokenStream {
                 let _ = (#(&self.#read,)*);
             }
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
+                #describe_probes
                 static INFO: #p::TypeInfo = #p::TypeInfo::new(
                     #rust_name,
                     #tool_name,

@@ -166,7 +166,20 @@ impl Shape {
         }
     }
 
-    /// The runtime's `Shape`, as a constant expression.
+    /// Whether the shape names a type (so its description probes it).
+    pub fn names_a_type(&self) -> bool {
+        match self {
+            Shape::Leaf => false,
+            Shape::Named(_) => true,
+            Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
+                inner.names_a_type()
+            }
+            Shape::Tuple(elements) => elements.iter().any(Shape::names_a_type),
+        }
+    }
+
+    /// The runtime's `Shape`, as a constant expression (where the probe
+    /// traits are in scope).
     pub fn describe(&self) -> TokenStream {
         let p = private();
         match self {
@@ -175,13 +188,11 @@ impl Shape {
                 let inner = inner.describe();
                 quote!(#p::Shape::Sourced(&#inner))
             }
-            Shape::Named(ty) => quote!(#p::Shape::Named({
-                fn __nested() -> #p::Option<&'static #p::TypeInfo> {
-                    use #p::probes::*;
-                    (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()
-                }
-                __nested
-            })),
+            // A closure, not a function item: one item fewer per field. The
+            // probe traits are in scope where the description is written.
+            Shape::Named(ty) => {
+                quote!(#p::Shape::Named(|| (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()))
+            }
             Shape::Wrap(inner) => {
                 let inner = inner.describe();
                 quote!(#p::Shape::Wrap(&#inner))
