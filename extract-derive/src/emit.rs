@@ -105,9 +105,6 @@ fn hop(input: &TypeHead<'_>) -> TokenStream {
             fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
                 f(self)
             }
-            fn get(&self) -> #p::Option<&Self> {
-                #p::Some(self)
-            }
         }
     }
 }

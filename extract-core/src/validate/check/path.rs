@@ -75,8 +75,17 @@ pub trait Hop {
     type Card: Card;
     /// Calls `f` on every struct this value holds.
     fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F);
-    /// The struct this value holds, if any (for single-valued steps).
-    fn get(&self) -> Option<&Self::Target>;
+    /// The struct this value holds, if any (for single-valued steps). By
+    /// default the first one [`visit`](Self::visit) meets, which for a
+    /// single-valued step is the only one: a derived type's impl (one per
+    /// type in every user's crate) need not write it. Collections say `None`.
+    fn get(&self) -> Option<&Self::Target> {
+        let mut first = None;
+        self.visit(&mut |target| {
+            first.get_or_insert(target);
+        });
+        first
+    }
     /// Whether this value is an absent `Option` (through `Box`es).
     fn is_absent(&self) -> bool {
         false
