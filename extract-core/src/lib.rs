@@ -31,7 +31,7 @@ pub use run::{
     Outcome, Partial, Prompt, Reason, Report, Retries, RetriesError, Run, Stats, Validated, review,
     system_instructions,
 };
-pub use schema::{FieldInfo, Shape, StrictError, Tool, TypeInfo};
+pub use schema::{FieldInfo, NestedInfo, Shape, StrictError, Tool, TypeInfo};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
     Code, Content, Document, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Source, Truncation,

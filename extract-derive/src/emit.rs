@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, private};
+use crate::check::lower::{self, ITEM_MARK, PATH_MARK, private};
 use crate::container::{Container, Field};
 use crate::shape::Shape;
 
@@ -16,14 +16,24 @@ pub fn extractable(container: &Container) -> TokenStream {
     let tool_name = &container.tool_name;
     let description = &container.description;
 
-    let fields = container.fields.iter().filter(|f| !f.skipped).map(|f| {
-        let rust = &f.rust_name;
-        let json = &f.json_name;
-        let required = f.required;
-        let recoverable = f.recoverable;
-        let shape = shape_of(f).describe();
-        quote!(#p::FieldInfo::new(#rust, #json, #required, #recoverable, &#shape))
-    });
+    // The fields in the runtime's encoding (see `TypeInfo::derived`): one
+    // string literal and one closure per named type, where a slice of
+    // `FieldInfo`s would be many constants for the user's crate to compile.
+    let mut fields = String::new();
+    let mut nested = Vec::new();
+    for (i, f) in container.fields.iter().filter(|f| !f.skipped).enumerate() {
+        if i > 0 {
+            fields.push(ITEM_MARK);
+        }
+        fields.push(char::from(b'a' + u8::from(f.required) + 2 * u8::from(f.recoverable)));
+        fields.push_str(&f.rust_name);
+        fields.push(PATH_MARK);
+        if f.json_name != f.rust_name {
+            fields.push_str(&f.json_name);
+        }
+        fields.push(PATH_MARK);
+        shape_of(f).encode(&mut fields, &mut nested);
+    }
     let metas = container.checks.iter().map(lower::meta);
     let runs: Vec<TokenStream> =
         container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i)).collect();
@@ -47,11 +57,7 @@ pub fn extractable(container: &Container) -> TokenStream {
     // The traits the probes of checks and walks resolve through, all in one import.
     let probes = (!runs.is_empty() || !walks.is_empty()).then(|| quote!(use #p::probes::*;));
     let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
-    let describe_probes = container
-        .fields
-        .iter()
-        .any(|f| !f.skipped && shape_of(f).names_a_type())
-        .then(|| quote!(use #p::probes::*;));
+    let describe_probes = (!nested.is_empty()).then(|| quote!(use #p::probes::*;));
     let no_generics = syn::Generics::default();
     let hop = hop(&TypeHead::concrete(ty, &no_generics));
 
@@ -73,11 +79,12 @@ pub fn extractable(container: &Container) -> TokenStream {
             }
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
                 #describe_probes
-                static INFO: #p::TypeInfo = #p::TypeInfo::new(
+                static INFO: #p::TypeInfo = #p::TypeInfo::derived(
                     #rust_name,
                     #tool_name,
                     #description,
-                    &[#(#fields),*],
+                    #fields,
+                    &[#(#nested),*],
                     &[#(#metas),*],
                 );
                 #p::Some(&INFO)

@@ -166,48 +166,31 @@ impl Shape {
         }
     }
 
-    /// Whether the shape names a type (so its description probes it).
-    pub fn names_a_type(&self) -> bool {
-        match self {
-            Shape::Leaf => false,
-            Shape::Named(_) => true,
-            Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
-                inner.names_a_type()
-            }
-            Shape::Tuple(elements) => elements.iter().any(Shape::names_a_type),
-        }
-    }
-
-    /// The runtime's `Shape`, as a constant expression (where the probe
-    /// traits are in scope).
-    pub fn describe(&self) -> TokenStream {
+    /// Appends the shape in the runtime's encoding (see `TypeInfo::derived`)
+    /// to `out`, and for each named type the closure that finds its
+    /// description to `nested` (written where the probe traits are in scope).
+    pub fn encode(&self, out: &mut String, nested: &mut Vec<TokenStream>) {
         let p = private();
         match self {
-            Shape::Leaf => quote!(#p::Shape::Leaf),
-            Shape::Sourced(inner) => {
-                let inner = inner.describe();
-                quote!(#p::Shape::Sourced(&#inner))
-            }
-            // A closure, not a function item: one item fewer per field. The
-            // probe traits are in scope where the description is written.
+            Shape::Leaf => out.push('L'),
             Shape::Named(ty) => {
-                quote!(#p::Shape::Named(|| (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()))
+                out.push('N');
+                nested.push(quote!(|| (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()));
             }
-            Shape::Wrap(inner) => {
-                let inner = inner.describe();
-                quote!(#p::Shape::Wrap(&#inner))
-            }
-            Shape::Seq(inner) => {
-                let inner = inner.describe();
-                quote!(#p::Shape::Seq(&#inner))
-            }
-            Shape::Map(inner) => {
-                let inner = inner.describe();
-                quote!(#p::Shape::Map(&#inner))
+            Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
+                out.push(match self {
+                    Shape::Sourced(_) => 'Q',
+                    Shape::Wrap(_) => 'W',
+                    Shape::Seq(_) => 'S',
+                    _ => 'M',
+                });
+                inner.encode(out, nested);
             }
             Shape::Tuple(elements) => {
-                let elements = elements.iter().map(Shape::describe);
-                quote!(#p::Shape::Tuple(&[#(#elements),*]))
+                out.push_str(&format!("T{}:", elements.len()));
+                for element in elements {
+                    element.encode(out, nested);
+                }
             }
         }
     }

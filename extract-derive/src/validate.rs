@@ -97,10 +97,18 @@ fn walkable(container: &Container, errors: &mut Errors) {
     }
 }
 
-/// Two fields the model sees may not share a JSON name.
+/// Two fields the model sees may not share a JSON name, and a JSON name
+/// holds no control character (no model writes one in a key, and the
+/// runtime's description of the type separates its names with them).
 fn json_names(container: &Container, errors: &mut Errors) {
     let mut seen: Vec<&str> = Vec::new();
     for field in container.fields.iter().filter(|f| !f.skipped) {
+        if field.json_name.chars().any(char::is_control) {
+            errors.spanned(
+                &field.ident,
+                format!("the JSON name {:?} holds a control character; rename the field", field.json_name),
+            );
+        }
         if seen.contains(&field.json_name.as_str()) {
             errors.spanned(
                 &field.ident,

@@ -288,7 +288,7 @@ impl<T: Extractable + 'static> Run<T> {
         let validator =
             |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
         let mut run = Run::judged_by(T::tool(), document.into(), retries, Box::new(validator));
-        run.fields = T::__describe().fields.iter().map(|f| f.json_name).collect();
+        run.fields = T::__describe().fields().iter().map(|f| f.json_name).collect();
         run
     }
 }

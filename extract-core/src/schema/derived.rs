@@ -59,7 +59,7 @@ fn list_checks(
         }
         out.push(line);
     }
-    for field in info.fields {
+    for field in info.fields() {
         let mut nested = Vec::new();
         field.shape.nested(&mut |info, many| nested.push((info, many)));
         for (nested, through_collection) in nested {
@@ -86,7 +86,7 @@ fn admit_null_for_absent_data(schema: &mut Value, info: &'static TypeInfo) {
 
 fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, seen: &mut Vec<String>) {
     let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) else { return };
-    for field in info.fields {
+    for field in info.fields() {
         let Some(property) = properties.get_mut(field.json_name) else { continue };
         // The derived types inside the field, paired with the `$defs` its
         // schema refers to, in the order both appear (a tuple's elements,

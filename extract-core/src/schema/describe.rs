@@ -19,8 +19,8 @@ pub struct TypeInfo {
     pub tool_name: &'static str,
     /// The tool description (`#[extract(description = ...)]`, else the doc comment).
     pub description: &'static str,
-    /// The fields the model sees, in declaration order (skipped fields are absent).
-    pub fields: &'static [FieldInfo],
+    /// The fields, as written: see [`TypeInfo::fields`].
+    fields: Fields,
     /// The `#[check]`s of the type.
     pub checks: &'static [CheckMeta],
     /// What the runtime computes once for the type (its tool and structural
@@ -28,8 +28,27 @@ pub struct TypeInfo {
     cache: CacheCell,
 }
 
+/// A type's fields: typed (a hand-written description), or in the compact
+/// encoding the derive writes (see [`TypeInfo::derived`]), decoded on first use.
+enum Fields {
+    Typed(&'static [FieldInfo]),
+    Encoded { text: &'static str, nested: &'static [NestedInfo], decoded: OnceLock<&'static [FieldInfo]> },
+}
+
+/// How a [`Shape::Named`] finds the named type's description.
+pub type NestedInfo = fn() -> Option<&'static TypeInfo>;
+
+impl fmt::Debug for Fields {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fields::Typed(fields) => fields.fmt(f),
+            Fields::Encoded { text, .. } => f.debug_tuple("Encoded").field(text).finish(),
+        }
+    }
+}
+
 impl TypeInfo {
-    /// A type's description, as the derive writes it (with an empty cache).
+    /// A type's description with typed fields (with an empty cache).
     ///
     /// ```
     /// use extract_core::{FieldInfo, Shape, TypeInfo};
@@ -41,7 +60,7 @@ impl TypeInfo {
     ///     &[FieldInfo::new("title", "title", true, true, &Shape::Leaf)],
     ///     &[],
     /// );
-    /// assert_eq!(NOTE.fields[0].json_name, "title");
+    /// assert_eq!(NOTE.fields()[0].json_name, "title");
     /// ```
     pub const fn new(
         rust_name: &'static str,
@@ -50,7 +69,62 @@ impl TypeInfo {
         fields: &'static [FieldInfo],
         checks: &'static [CheckMeta],
     ) -> TypeInfo {
-        TypeInfo { rust_name, tool_name, description, fields, checks, cache: CacheCell(OnceLock::new()) }
+        TypeInfo {
+            rust_name,
+            tool_name,
+            description,
+            fields: Fields::Typed(fields),
+            checks,
+            cache: CacheCell(OnceLock::new()),
+        }
+    }
+
+    /// A type's description as the derive writes it: the fields as one
+    /// string, which a crate of many derived types compiles far faster than
+    /// a slice of `FieldInfo`s. Fields are separated by [`ITEM_MARK`]; each
+    /// is a flag character (`a` + 1 if required + 2 if recoverable), the
+    /// Rust name, [`PATH_MARK`], the JSON name (empty when the same),
+    /// [`PATH_MARK`] and the shape: `L` leaf, `N` named (the next function
+    /// of `nested`), `Q`/`W`/`S`/`M` followed by the inner shape (sourced,
+    /// wrapper, sequence, map), `T<n>:` followed by `n` shapes (a tuple).
+    ///
+    /// ```
+    /// use extract_core::TypeInfo;
+    ///
+    /// static NOTE: TypeInfo = TypeInfo::derived(
+    ///     "Note", "note", "", "dtitle\u{1}\u{1}L\u{2}cby\u{1}author\u{1}WL", &[], &[],
+    /// );
+    /// let fields = NOTE.fields();
+    /// assert_eq!((fields[1].rust_name, fields[1].json_name, fields[1].required), ("by", "author", false));
+    /// ```
+    pub const fn derived(
+        rust_name: &'static str,
+        tool_name: &'static str,
+        description: &'static str,
+        fields: &'static str,
+        nested: &'static [NestedInfo],
+        checks: &'static [CheckMeta],
+    ) -> TypeInfo {
+        TypeInfo {
+            rust_name,
+            tool_name,
+            description,
+            fields: Fields::Encoded { text: fields, nested, decoded: OnceLock::new() },
+            checks,
+            cache: CacheCell(OnceLock::new()),
+        }
+    }
+
+    /// The fields the model sees, in declaration order (skipped fields are
+    /// absent). An encoded description is decoded once, on first use, and
+    /// kept for the process.
+    pub fn fields(&'static self) -> &'static [FieldInfo] {
+        match &self.fields {
+            Fields::Typed(fields) => fields,
+            Fields::Encoded { text, nested, decoded } => {
+                decoded.get_or_init(|| decode_fields(self.rust_name, text, nested))
+            }
+        }
     }
 
     /// The value `init` computes for this type, computed on first use and
@@ -208,8 +282,8 @@ impl FieldInfo {
 
 impl TypeInfo {
     /// The field with JSON name `json_name`.
-    pub fn field(&self, json_name: &str) -> Option<&'static FieldInfo> {
-        self.fields.iter().find(|f| f.json_name == json_name)
+    pub fn field(&'static self, json_name: &str) -> Option<&'static FieldInfo> {
+        self.fields().iter().find(|f| f.json_name == json_name)
     }
 
     /// The field a path names, following nested derived types through their
@@ -250,7 +324,7 @@ impl TypeInfo {
             return false;
         }
         seen.push(self);
-        let found = self.fields.iter().any(|f| f.shape.holds_sourced(seen));
+        let found = self.fields().iter().any(|f| f.shape.holds_sourced(seen));
         seen.pop();
         found
     }
@@ -337,10 +411,74 @@ impl TypeInfo {
         rust_path
             .iter()
             .map(|rust| {
-                let field = ty.and_then(|t| t.fields.iter().find(|f| f.rust_name == *rust));
+                let field = ty.and_then(|t| t.fields().iter().find(|f| f.rust_name == *rust));
                 ty = field.and_then(|f| f.shape.first_nested());
                 field.map_or(*rust, |f| f.json_name)
             })
             .collect()
     }
+}
+
+/// Decodes the fields [`TypeInfo::derived`] describes. What it allocates
+/// lives as long as the static description, so it is leaked once per type.
+fn decode_fields(type_name: &str, text: &'static str, nested: &'static [NestedInfo]) -> &'static [FieldInfo] {
+    let malformed = |what: &str| -> ! {
+        panic!("the derived description of `{type_name}` is malformed ({what}): {text:?}")
+    };
+    let mut nested = nested.iter();
+    let mut fields = Vec::new();
+    for field in text.split(ITEM_MARK).filter(|f| !f.is_empty()) {
+        let flags = field.as_bytes()[0].wrapping_sub(b'a');
+        let mut parts = field[1..].split(PATH_MARK);
+        let (Some(rust_name), Some(json_name), Some(shape), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            malformed("a field is not flags, names and shape")
+        };
+        if flags > 3 {
+            malformed("a field's flags");
+        }
+        let mut at = shape;
+        let shape = decode_shape(&mut at, &mut nested).unwrap_or_else(|| malformed("a shape"));
+        if !at.is_empty() {
+            malformed("a shape");
+        }
+        let json_name = if json_name.is_empty() { rust_name } else { json_name };
+        fields.push(FieldInfo::new(
+            rust_name,
+            json_name,
+            flags & 1 != 0,
+            flags & 2 != 0,
+            Box::leak(Box::new(shape)),
+        ));
+    }
+    if nested.next().is_some() {
+        malformed("more named types than shapes name");
+    }
+    Box::leak(fields.into_boxed_slice())
+}
+
+/// Decodes the shape at the start of `at`, consuming it.
+fn decode_shape(at: &mut &'static str, nested: &mut std::slice::Iter<'static, NestedInfo>) -> Option<Shape> {
+    let (tag, rest) = at.split_at_checked(1)?;
+    *at = rest;
+    let mut inner = |at: &mut &'static str| -> Option<&'static Shape> {
+        Some(Box::leak(Box::new(decode_shape(at, nested)?)))
+    };
+    Some(match tag {
+        "L" => Shape::Leaf,
+        "N" => Shape::Named(*nested.next()?),
+        "Q" => Shape::Sourced(inner(at)?),
+        "W" => Shape::Wrap(inner(at)?),
+        "S" => Shape::Seq(inner(at)?),
+        "M" => Shape::Map(inner(at)?),
+        "T" => {
+            let (count, rest) = at.split_once(':')?;
+            *at = rest;
+            let count: usize = count.parse().ok()?;
+            let elements = (0..count).map(|_| decode_shape(at, nested)).collect::<Option<Vec<_>>>()?;
+            Shape::Tuple(Box::leak(elements.into_boxed_slice()))
+        }
+        _ => return None,
+    })
 }

@@ -11,5 +11,5 @@ mod strict;
 mod tool;
 
 pub use derived::tool_of;
-pub use describe::{CheckMeta, FieldInfo, ITEM_MARK, PATH_MARK, Shape, TypeInfo};
+pub use describe::{CheckMeta, FieldInfo, ITEM_MARK, NestedInfo, PATH_MARK, Shape, TypeInfo};
 pub use tool::{StrictError, Tool};

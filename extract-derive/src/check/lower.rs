@@ -41,9 +41,9 @@ pub fn meta(check: &Check) -> TokenStream {
     // `PATH_MARK`s, list items separated by `ITEM_MARK`.
     let rule = encode(&rule);
     let atoms: Vec<String> = atoms.iter().map(|a| encode(&pieces(a))).collect();
-    let atoms = atoms.join(ITEM_MARK);
+    let atoms = atoms.join(&ITEM_MARK.to_string());
     let fields: Vec<String> = fields.iter().map(|f| f.join(".")).collect();
-    let fields = fields.join(ITEM_MARK);
+    let fields = fields.join(&ITEM_MARK.to_string());
     let tolerance = match &check.tolerance {
         Some(lit) => {
             let text = quote!(#lit).to_string();
@@ -485,9 +485,9 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
     }
 }
 
-/// Mirrors `extract_core::schema::PATH_MARK` and `ITEM_MARK`.
-const PATH_MARK: &str = "\u{1}";
-const ITEM_MARK: &str = "\u{2}";
+/// Mirror `extract_core::schema::PATH_MARK` and `ITEM_MARK`.
+pub const PATH_MARK: char = '\u{1}';
+pub const ITEM_MARK: char = '\u{2}';
 
 /// A rule's pieces in the runtime's encoding: text as is, a path between two
 /// `PATH_MARK`s with its hops joined by `.`.
@@ -497,9 +497,9 @@ fn encode(pieces: &[Piece]) -> String {
         match piece {
             Piece::Text(text) => out.push_str(text),
             Piece::Path(hops) => {
-                out.push_str(PATH_MARK);
+                out.push(PATH_MARK);
                 out.push_str(&hops.join("."));
-                out.push_str(PATH_MARK);
+                out.push(PATH_MARK);
             }
         }
     }
