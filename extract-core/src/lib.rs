@@ -41,7 +41,9 @@ pub use vocabulary::{
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::schema::{CheckMeta, FieldInfo, ITEM_MARK, PATH_MARK, Shape, TypeInfo};
+    pub use crate::schema::{
+        CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, PART_MARK, PATH_MARK, Shape, TypeInfo,
+    };
     pub use crate::validate::Extractable;
     pub use crate::validate::check::*;
     pub use crate::vocabulary::Segment;

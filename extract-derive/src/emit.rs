@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, ITEM_MARK, PATH_MARK, private};
+use crate::check::lower::{self, CHECK_MARK, ITEM_MARK, PATH_MARK, private};
 use crate::container::{Container, Field};
 use crate::shape::Shape;
 
@@ -34,7 +34,8 @@ pub fn extractable(container: &Container) -> TokenStream {
         fields.push(PATH_MARK);
         shape_of(f).encode(&mut fields, &mut nested);
     }
-    let metas = container.checks.iter().map(lower::meta);
+    let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();
+    let checks = metas.join(&CHECK_MARK.to_string());
     let runs: Vec<TokenStream> =
         container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i)).collect();
     let check_scope = (!runs.is_empty()).then(|| {
@@ -85,7 +86,7 @@ pub fn extractable(container: &Container) -> TokenStream {
                     #description,
                     #fields,
                     &[#(#nested),*],
-                    &[#(#metas),*],
+                    #checks,
                 );
                 #p::Some(&INFO)
             }

@@ -46,7 +46,7 @@ fn list_checks(
         return;
     }
     seen.push(info);
-    for check in info.checks {
+    for check in info.checks() {
         let mut line = match check.with {
             Some(function) => format!("passes `{function}`"),
             None => info.render(check.rule),

@@ -20,32 +20,53 @@ pub struct TypeInfo {
     /// The tool description (`#[extract(description = ...)]`, else the doc comment).
     pub description: &'static str,
     /// The fields, as written: see [`TypeInfo::fields`].
-    fields: Fields,
-    /// The `#[check]`s of the type.
-    pub checks: &'static [CheckMeta],
+    fields: Described<FieldInfo>,
+    /// How the fields' named types find their descriptions, in the order
+    /// an encoded description names them.
+    nested: &'static [NestedInfo],
+    /// The `#[check]`s, as written: see [`TypeInfo::checks`].
+    checks: Described<CheckMeta>,
     /// What the runtime computes once for the type (its tool and structural
     /// validator), kept here so the derive needs no static of its own for it.
     cache: CacheCell,
 }
 
-/// A type's fields: typed (a hand-written description), or in the compact
-/// encoding the derive writes (see [`TypeInfo::derived`]), decoded on first use.
-enum Fields {
-    Typed(&'static [FieldInfo]),
-    Encoded { text: &'static str, nested: &'static [NestedInfo], decoded: OnceLock<&'static [FieldInfo]> },
+/// A type's fields or checks: typed (a hand-written description), or in
+/// the compact encoding the derive writes (see [`TypeInfo::derived`]),
+/// decoded on first use and kept for the process.
+enum Described<T: 'static> {
+    Typed(&'static [T]),
+    Encoded { text: &'static str, decoded: OnceLock<&'static [T]> },
+}
+
+impl<T: fmt::Debug> Described<T> {
+    const fn encoded(text: &'static str) -> Described<T> {
+        Described::Encoded { text, decoded: OnceLock::new() }
+    }
+
+    /// The items; `decode` turns the encoded text into them, once. What it
+    /// allocates lives as long as the static description: leaked once.
+    fn get(&'static self, decode: impl FnOnce(&'static str) -> Vec<T>) -> &'static [T] {
+        match self {
+            Described::Typed(items) => items,
+            Described::Encoded { text, decoded } => {
+                decoded.get_or_init(|| Box::leak(decode(text).into_boxed_slice()))
+            }
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Described<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Described::Typed(items) => items.fmt(f),
+            Described::Encoded { text, .. } => f.debug_tuple("Encoded").field(text).finish(),
+        }
+    }
 }
 
 /// How a [`Shape::Named`] finds the named type's description.
 pub type NestedInfo = fn() -> Option<&'static TypeInfo>;
-
-impl fmt::Debug for Fields {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fields::Typed(fields) => fields.fmt(f),
-            Fields::Encoded { text, .. } => f.debug_tuple("Encoded").field(text).finish(),
-        }
-    }
-}
 
 impl TypeInfo {
     /// A type's description with typed fields (with an empty cache).
@@ -73,8 +94,9 @@ impl TypeInfo {
             rust_name,
             tool_name,
             description,
-            fields: Fields::Typed(fields),
-            checks,
+            fields: Described::Typed(fields),
+            nested: &[],
+            checks: Described::Typed(checks),
             cache: CacheCell(OnceLock::new()),
         }
     }
@@ -87,12 +109,17 @@ impl TypeInfo {
     /// [`PATH_MARK`] and the shape: `L` leaf, `N` named (the next function
     /// of `nested`), `Q`/`W`/`S`/`M` followed by the inner shape (sourced,
     /// wrapper, sequence, map), `T<n>:` followed by `n` shapes (a tuple).
+    /// Checks are separated by [`CHECK_MARK`]; each is its parts separated
+    /// by [`PART_MARK`]: the rule, the operands and the fields (encoded as
+    /// [`CheckMeta`] keeps them), then tolerance, message, placeholders,
+    /// code, `1`/`0` for recoverable, and the `with` function; an optional
+    /// part is empty for none, else `=` and its text.
     ///
     /// ```
     /// use extract_core::TypeInfo;
     ///
     /// static NOTE: TypeInfo = TypeInfo::derived(
-    ///     "Note", "note", "", "dtitle\u{1}\u{1}L\u{2}cby\u{1}author\u{1}WL", &[], &[],
+    ///     "Note", "note", "", "dtitle\u{1}\u{1}L\u{2}cby\u{1}author\u{1}WL", &[], "",
     /// );
     /// let fields = NOTE.fields();
     /// assert_eq!((fields[1].rust_name, fields[1].json_name, fields[1].required), ("by", "author", false));
@@ -103,14 +130,15 @@ impl TypeInfo {
         description: &'static str,
         fields: &'static str,
         nested: &'static [NestedInfo],
-        checks: &'static [CheckMeta],
+        checks: &'static str,
     ) -> TypeInfo {
         TypeInfo {
             rust_name,
             tool_name,
             description,
-            fields: Fields::Encoded { text: fields, nested, decoded: OnceLock::new() },
-            checks,
+            fields: Described::encoded(fields),
+            nested,
+            checks: Described::encoded(checks),
             cache: CacheCell(OnceLock::new()),
         }
     }
@@ -119,12 +147,12 @@ impl TypeInfo {
     /// absent). An encoded description is decoded once, on first use, and
     /// kept for the process.
     pub fn fields(&'static self) -> &'static [FieldInfo] {
-        match &self.fields {
-            Fields::Typed(fields) => fields,
-            Fields::Encoded { text, nested, decoded } => {
-                decoded.get_or_init(|| decode_fields(self.rust_name, text, nested))
-            }
-        }
+        self.fields.get(|text| decode_fields(self.rust_name, text, self.nested))
+    }
+
+    /// The `#[check]`s of the type (decoded once, as [`fields`](Self::fields) are).
+    pub fn checks(&'static self) -> &'static [CheckMeta] {
+        self.checks.get(|text| decode_checks(self.rust_name, text))
     }
 
     /// The value `init` computes for this type, computed on first use and
@@ -343,8 +371,15 @@ impl TypeInfo {
 /// text never holds it (string literals are written escaped).
 pub const PATH_MARK: char = '\u{1}';
 
-/// Separates the items of [`CheckMeta::atoms`] and [`CheckMeta::fields`].
+/// Separates the items of a list: [`CheckMeta::atoms`], [`CheckMeta::fields`],
+/// [`CheckMeta::placeholders`], the fields of [`TypeInfo::derived`].
 pub const ITEM_MARK: char = '\u{2}';
+
+/// Separates the checks of [`TypeInfo::derived`].
+pub const CHECK_MARK: char = '\u{3}';
+
+/// Separates the parts of one check of [`TypeInfo::derived`].
+pub const PART_MARK: char = '\u{4}';
 
 /// Everything the derive knows about one `#[check]`, kept for run time. The
 /// rule, its operands and its fields are each one string (see [`PATH_MARK`]
@@ -366,8 +401,9 @@ pub struct CheckMeta {
     pub tolerance: Option<&'static str>,
     /// The `message` option: `{lhs}`, `{rhs}` and field names are substituted.
     pub message: Option<&'static str>,
-    /// The names `message` placeholders refer to, in the order the recorder fills them.
-    pub placeholders: &'static [&'static str],
+    /// The names `message` placeholders refer to, in the order the recorder
+    /// fills them, separated by [`ITEM_MARK`].
+    pub placeholders: &'static str,
     /// The `code` option.
     pub code: Option<&'static str>,
     /// `false` when the check says `recoverable = false`.
@@ -380,6 +416,11 @@ impl CheckMeta {
     /// Operand `index`, in the rule's encoding.
     pub fn atom(&self, index: usize) -> &'static str {
         self.atoms.split(ITEM_MARK).nth(index).unwrap_or("")
+    }
+
+    /// Placeholder `index` of the message.
+    pub fn placeholder(&self, index: usize) -> &'static str {
+        self.placeholders.split(ITEM_MARK).nth(index).unwrap_or("")
     }
 
     /// The fields the check reads, each a path by Rust names.
@@ -421,7 +462,7 @@ impl TypeInfo {
 
 /// Decodes the fields [`TypeInfo::derived`] describes. What it allocates
 /// lives as long as the static description, so it is leaked once per type.
-fn decode_fields(type_name: &str, text: &'static str, nested: &'static [NestedInfo]) -> &'static [FieldInfo] {
+fn decode_fields(type_name: &str, text: &'static str, nested: &'static [NestedInfo]) -> Vec<FieldInfo> {
     let malformed = |what: &str| -> ! {
         panic!("the derived description of `{type_name}` is malformed ({what}): {text:?}")
     };
@@ -455,7 +496,43 @@ fn decode_fields(type_name: &str, text: &'static str, nested: &'static [NestedIn
     if nested.next().is_some() {
         malformed("more named types than shapes name");
     }
-    Box::leak(fields.into_boxed_slice())
+    fields
+}
+
+/// Decodes the checks [`TypeInfo::derived`] describes.
+fn decode_checks(type_name: &str, text: &'static str) -> Vec<CheckMeta> {
+    let malformed = || -> ! { panic!("the derived checks of `{type_name}` are malformed: {text:?}") };
+    let optional = |part: &'static str| match part.strip_prefix('=') {
+        Some(text) => Some(text),
+        None if part.is_empty() => None,
+        None => malformed(),
+    };
+    text.split(CHECK_MARK)
+        .filter(|c| !c.is_empty())
+        .map(|check| {
+            let parts: Vec<&'static str> = check.split(PART_MARK).collect();
+            let &[rule, atoms, fields, tolerance, message, placeholders, code, recoverable, with] =
+                parts.as_slice()
+            else {
+                malformed()
+            };
+            CheckMeta {
+                rule,
+                atoms,
+                fields,
+                tolerance: optional(tolerance),
+                message: optional(message),
+                placeholders,
+                code: optional(code),
+                recoverable: match recoverable {
+                    "1" => true,
+                    "0" => false,
+                    _ => malformed(),
+                },
+                with: optional(with),
+            }
+        })
+        .collect()
 }
 
 /// Decodes the shape at the start of `at`, consuming it.

@@ -13,9 +13,9 @@ pub fn private() -> TokenStream {
     quote!(::extract::__private)
 }
 
-/// The `CheckMeta` literal of a check.
-pub fn meta(check: &Check) -> TokenStream {
-    let p = private();
+/// A check's description in the runtime's encoding (see
+/// `TypeInfo::derived`): its parts separated by `PART_MARK`.
+pub fn meta(check: &Check) -> String {
     let mut atoms = Vec::new();
     let mut fields: Vec<Vec<String>> = Vec::new();
     let (rule, with) = match &check.kind {
@@ -30,50 +30,30 @@ pub fn meta(check: &Check) -> TokenStream {
                     fields.push(names);
                 }
             });
-            (pieces(node), quote!(#p::None))
+            (pieces(node), None)
         }
         CheckKind::With(path) => {
             let text = quote!(#path).to_string().replace(' ', "");
-            (vec![Piece::Text(text.clone())], quote!(#p::Some(#text)))
+            (vec![Piece::Text(text.clone())], Some(text))
         }
     };
-    // Encoded as the runtime's `CheckMeta` reads it: paths between
-    // `PATH_MARK`s, list items separated by `ITEM_MARK`.
-    let rule = encode(&rule);
+    let item = ITEM_MARK.to_string();
     let atoms: Vec<String> = atoms.iter().map(|a| encode(&pieces(a))).collect();
-    let atoms = atoms.join(&ITEM_MARK.to_string());
     let fields: Vec<String> = fields.iter().map(|f| f.join(".")).collect();
-    let fields = fields.join(&ITEM_MARK.to_string());
-    let tolerance = match &check.tolerance {
-        Some(lit) => {
-            let text = quote!(#lit).to_string();
-            quote!(#p::Some(#text))
-        }
-        None => quote!(#p::None),
-    };
-    let message = match &check.message {
-        Some(m) => quote!(#p::Some(#m)),
-        None => quote!(#p::None),
-    };
-    let placeholders = check.placeholders.iter().map(|ph| &ph.name);
-    let code = match &check.code {
-        Some(c) => quote!(#p::Some(#c)),
-        None => quote!(#p::None),
-    };
-    let recoverable = check.recoverable;
-    quote! {
-        #p::CheckMeta {
-            rule: #rule,
-            atoms: #atoms,
-            fields: #fields,
-            tolerance: #tolerance,
-            message: #message,
-            placeholders: &[#(#placeholders),*],
-            code: #code,
-            recoverable: #recoverable,
-            with: #with,
-        }
-    }
+    let placeholders: Vec<String> = check.placeholders.iter().map(|ph| ph.name.to_string()).collect();
+    let optional = |text: Option<String>| text.map(|t| format!("={t}")).unwrap_or_default();
+    let parts = [
+        encode(&rule),
+        atoms.join(&item),
+        fields.join(&item),
+        optional(check.tolerance.as_ref().map(|lit| quote!(#lit).to_string())),
+        optional(check.message.as_ref().map(syn::LitStr::value)),
+        placeholders.join(&item),
+        optional(check.code.as_ref().map(syn::LitStr::value)),
+        if check.recoverable { "1" } else { "0" }.to_string(),
+        optional(with),
+    ];
+    parts.join(&PART_MARK.to_string())
 }
 
 /// The statement that runs check `index` inside the derived `audit`, where
@@ -84,7 +64,7 @@ pub fn run(check: &Check, index: usize) -> TokenStream {
     match &check.kind {
         CheckKind::With(path) => {
             let call = quote_spanned!(syn::spanned::Spanned::span(path)=> #path(__this));
-            quote! { __audit.run_with(&__info.checks[#index], #call); }
+            quote! { __audit.run_with(__info, #index, #call); }
         }
         CheckKind::Expr(node) => {
             let mut lowering = Lowering {
@@ -111,7 +91,7 @@ pub fn run(check: &Check, index: usize) -> TokenStream {
             quote! {
                 __audit.run_check(
                     __info,
-                    &__info.checks[#index],
+                    #index,
                     |__rec: &mut #p::Recorder| -> #p::Result<#p::Option<bool>, #p::EvalError> {
                         #(#placeholders)*
                         #p::Ok(#p::verdict(#body))
@@ -485,9 +465,11 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
     }
 }
 
-/// Mirror `extract_core::schema::PATH_MARK` and `ITEM_MARK`.
+/// Mirror `extract_core::schema::PATH_MARK`, `ITEM_MARK`, `CHECK_MARK` and `PART_MARK`.
 pub const PATH_MARK: char = '\u{1}';
 pub const ITEM_MARK: char = '\u{2}';
+pub const CHECK_MARK: char = '\u{3}';
+pub const PART_MARK: char = '\u{4}';
 
 /// A rule's pieces in the runtime's encoding: text as is, a path between two
 /// `PATH_MARK`s with its hops joined by `.`.

@@ -98,18 +98,18 @@ impl<'d> Audit<'d> {
     pub fn run_check(
         &mut self,
         info: &'static TypeInfo,
-        meta: &'static CheckMeta,
+        index: usize,
         mut eval: impl FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
         // One copy of the reporting below serves every check of every type:
         // only this forwarding call is instantiated per check.
-        self.run_check_dyn(info, meta, &mut eval)
+        self.run_check_dyn(info, index, &mut eval)
     }
 
     fn run_check_dyn(
         &mut self,
         info: &'static TypeInfo,
-        meta: &'static CheckMeta,
+        index: usize,
         eval: &mut dyn FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
         let failure = match eval(&mut Recorder::off()) {
@@ -117,6 +117,8 @@ impl<'d> Audit<'d> {
             Ok(_) => return,
             Err(e) => Some(e),
         };
+        // The description is read only to report a failure.
+        let meta = &info.checks()[index];
         let mut recorder = Recorder::on();
         let _ = eval(&mut recorder);
         let recorder = recorder.into_records();
@@ -142,9 +144,15 @@ impl<'d> Audit<'d> {
         );
     }
 
-    /// Runs a `#[check(with = function)]` check.
-    pub fn run_with<E: std::fmt::Display>(&mut self, meta: &'static CheckMeta, result: Result<(), E>) {
+    /// Runs check `index` of `info`, a `#[check(with = function)]` check.
+    pub fn run_with<E: std::fmt::Display>(
+        &mut self,
+        info: &'static TypeInfo,
+        index: usize,
+        result: Result<(), E>,
+    ) {
         if let Err(error) = result {
+            let meta = &info.checks()[index];
             let name = meta.with.unwrap_or("check");
             let code = meta.code.map_or(Code::CHECK_FAILED, Code::new_static);
             let path = self.here(&[]);
@@ -273,7 +281,7 @@ fn fill_template(template: &str, meta: &CheckMeta, recorder: &Records) -> String
         out = out.replace("{rhs}", rhs);
     }
     for (index, value) in &recorder.placeholders {
-        out = out.replace(&format!("{{{}}}", meta.placeholders[*index]), value);
+        out = out.replace(&format!("{{{}}}", meta.placeholder(*index)), value);
     }
     out
 }
