@@ -78,6 +78,9 @@ pub fn extractable(container: &Container) -> TokenStream {
                 // validator of them, so none is reported as never read.
                 let _ = (#(&self.#read,)*);
             }
+            // Inline: compiled where it is called, not in every crate that
+            // merely defines a type.
+            #[inline]
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
                 #describe_probes
                 static INFO: #p::TypeInfo = #p::TypeInfo::derived(
