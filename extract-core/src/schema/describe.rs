@@ -559,3 +559,63 @@ fn decode_shape(at: &mut &'static str, nested: &mut std::slice::Iter<'static, Ne
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item() -> Option<&'static TypeInfo> {
+        static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}\u{1}L", &[], "");
+        Some(&ITEM)
+    }
+
+    static ORDER: TypeInfo = TypeInfo::derived(
+        "Order",
+        "order",
+        "",
+        "dlines\u{1}items\u{1}SN\u{2}bpair\u{1}\u{1}T2:LWN\u{2}cquote\u{1}\u{1}QL",
+        &[item, item],
+        "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
+    );
+
+    #[test]
+    fn an_encoded_description_decodes_to_the_fields_and_checks_it_names() {
+        let fields = ORDER.fields();
+        assert_eq!(fields.len(), 3);
+        assert_eq!((fields[0].rust_name, fields[0].json_name), ("lines", "items"));
+        assert!(fields[0].required && fields[0].recoverable && fields[0].is_collection());
+        assert!(fields[1].required && !fields[1].recoverable);
+        assert!(!fields[2].required && fields[2].recoverable);
+        assert!(matches!(fields[1].shape, Shape::Tuple([Shape::Leaf, Shape::Wrap(Shape::Named(_))])));
+        assert!(ORDER.holds_sourced());
+        // Both named shapes found their descriptions, in order.
+        let mut nested = Vec::new();
+        for field in fields {
+            field.shape.nested(&mut |info, many| nested.push((info.rust_name, many)));
+        }
+        assert_eq!(nested, [("Item", true), ("Item", false)]);
+
+        let [check] = ORDER.checks() else { panic!("one check") };
+        assert_eq!(ORDER.render(check.rule), "sum(items.amount) > 0");
+        assert_eq!(ORDER.render(check.atom(0)), "sum(items.amount)");
+        assert_eq!(check.field_paths().collect::<Vec<_>>(), [vec!["lines"]]);
+        assert_eq!((check.tolerance, check.message, check.code), (None, Some("too small"), Some("small")));
+        assert!(!check.recoverable && check.with.is_none());
+        // Decoded once: the same slice every time.
+        assert!(std::ptr::eq(ORDER.fields(), ORDER.fields()));
+    }
+
+    #[test]
+    #[should_panic(expected = "the derived description of `Bad` is malformed (a shape)")]
+    fn a_malformed_encoding_is_a_clear_panic_naming_the_type() {
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}Z", &[], "");
+        BAD.fields();
+    }
+
+    #[test]
+    #[should_panic(expected = "more named types than shapes name")]
+    fn an_unused_named_type_is_malformed_too() {
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}L", &[item], "");
+        BAD.fields();
+    }
+}
