@@ -36,8 +36,12 @@ pub fn extractable(container: &Container) -> TokenStream {
     }
     let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();
     let checks = metas.join(&CHECK_MARK.to_string());
-    let runs: Vec<TokenStream> =
-        container.checks.iter().enumerate().map(|(i, check)| lower::run(check, i)).collect();
+    let runs: Vec<TokenStream> = container
+        .checks
+        .iter()
+        .enumerate()
+        .map(|(i, check)| lower::run(check, i, &container.fields))
+        .collect();
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
             let __this = self;

@@ -7,6 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
 use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
+use crate::container::Field;
 
 /// The runtime path every generated call goes through.
 pub fn private() -> TokenStream {
@@ -59,7 +60,7 @@ pub fn meta(check: &Check) -> String {
 /// The statement that runs check `index` inside the derived `audit`, where
 /// `__this` is the value and `__info` its type's description. The rule is a
 /// closure, not a function of its own: one body fewer to compile per check.
-pub fn run(check: &Check, index: usize) -> TokenStream {
+pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
     let p = private();
     match &check.kind {
         CheckKind::With(path) => {
@@ -68,6 +69,7 @@ pub fn run(check: &Check, index: usize) -> TokenStream {
         }
         CheckKind::Expr(node) => {
             let mut lowering = Lowering {
+                fields,
                 atoms: 0,
                 tolerance: tolerance_tokens(check),
                 records_sides: check
@@ -118,7 +120,10 @@ fn tolerance_tokens(check: &Check) -> TokenStream {
     }
 }
 
-struct Lowering {
+struct Lowering<'a> {
+    /// The struct's fields: an operand that is one of them, of a number
+    /// type written as such, needs no probe to be read or shown.
+    fields: &'a [Field],
     atoms: usize,
     tolerance: TokenStream,
     /// Whether the check's `message` shows `{lhs}` or `{rhs}`, so the two
@@ -126,7 +131,7 @@ struct Lowering {
     records_sides: bool,
 }
 
-impl Lowering {
+impl Lowering<'_> {
     /// The top of a rule: a comparison records its two sides for `{lhs}`/`{rhs}`.
     fn top(&mut self, node: &Node) -> TokenStream {
         match node {
@@ -150,10 +155,13 @@ impl Lowering {
     fn lower(&mut self, node: &Node) -> TokenStream {
         let p = private();
         match node {
-            Node::Path(path) => {
-                let value = single_path(path);
-                self.atom(value, false)
-            }
+            Node::Path(path) => match self.own_number(path) {
+                Some(value) => self.atom(value, true),
+                None => {
+                    let value = single_path(path);
+                    self.atom(value, false)
+                }
+            },
             // `validate::check_node` has rejected literals that do not parse.
             Node::Int(lit) => {
                 let v: i128 = lit.base10_parse().expect("validated before emission");
@@ -262,6 +270,21 @@ impl Lowering {
         }
     }
 
+    /// `Option<&N>` for a path that is one of the struct's own fields whose
+    /// type is written as a number type `N` or `Option<N>`: read directly,
+    /// where any other path goes through the probes (the derive cannot see
+    /// through a type alias). `None` for any other path.
+    fn own_number(&self, path: &FieldPath) -> Option<TokenStream> {
+        let p = private();
+        let [hop] = path.hops.as_slice() else { return None };
+        let field = self.fields.iter().find(|f| f.ident == *hop)?;
+        if is_number_type(&field.ty) {
+            return Some(quote_spanned!(hop.span()=> #p::Some(&__this.#hop)));
+        }
+        let inner = option_argument(&field.ty)?;
+        is_number_type(inner).then(|| quote_spanned!(hop.span()=> __this.#hop.as_ref()))
+    }
+
     /// A comparison operand: an enum variant is allowed here, by reference.
     fn operand(&mut self, node: &Node) -> TokenStream {
         let p = private();
@@ -316,6 +339,27 @@ impl Lowering {
         };
         let tolerance = if matches!(op, Op::Eq | Op::Ne) { self.tolerance.clone() } else { quote!(#p::None) };
         respan(quote!(#p::compare(#l, #p::CmpOp::#cmp, #r, #tolerance)?), span)
+    }
+}
+
+/// Whether `ty` is written as one of Rust's number types.
+fn is_number_type(ty: &syn::Type) -> bool {
+    const NUMBERS: &[&str] = &[
+        "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| NUMBERS.contains(&i.to_string().as_str())))
+}
+
+/// `T` of a type written as `Option<T>`.
+fn option_argument(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last().filter(|s| s.ident == "Option")?;
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+            Some(syn::GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
