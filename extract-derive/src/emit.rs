@@ -59,12 +59,24 @@ pub fn extractable(container: &Container) -> TokenStream {
             Some(quote!(__audit.enter(#json); #walk __audit.leave();))
         })
         .collect();
-    // The traits the probes of checks and walks resolve through, all in one import.
-    let probes = (!runs.is_empty() || !walks.is_empty()).then(|| quote!(use #p::probes::*;));
-    let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
+    // A type with nothing to check or descend into keeps `audit`'s default.
+    let audit = (!runs.is_empty() || !walks.is_empty()).then(|| {
+        quote! {
+            #[allow(clippy::all)]
+            fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
+                use #p::probes::*;
+                #check_scope
+                #(#runs)*
+                #(#walks)*
+            }
+        }
+    });
+    let read: Vec<&syn::Ident> = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident).collect();
     let describe_probes = (!nested.is_empty()).then(|| quote!(use #p::probes::*;));
     let no_generics = syn::Generics::default();
-    let hop = hop(&TypeHead::concrete(ty, &no_generics));
+    // The model fills every field: the derived code reads them all, as a
+    // validator of them, so none is reported as never read.
+    let hop = hop(&TypeHead::concrete(ty, &no_generics), quote!(let _ = (#(&self.#read,)*);));
 
     quote! {
         #[automatically_derived]
@@ -72,16 +84,7 @@ pub fn extractable(container: &Container) -> TokenStream {
 
         #[automatically_derived]
         impl #p::Audited for #ty {
-            #[allow(clippy::all)]
-            fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
-                #probes
-                #check_scope
-                #(#runs)*
-                #(#walks)*
-                // The model fills every field: the walk reads them all, as a
-                // validator of them, so none is reported as never read.
-                let _ = (#(&self.#read,)*);
-            }
+            #audit
             // Inline: compiled where it is called, not in every crate that
             // merely defines a type.
             #[inline]
@@ -109,7 +112,7 @@ fn shape_of(field: &Field) -> &Shape {
 }
 
 /// The impl that lets other types' check paths step into this one.
-fn hop(input: &TypeHead<'_>) -> TokenStream {
+fn hop(input: &TypeHead<'_>, reads: TokenStream) -> TokenStream {
     let p = private();
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = input;
     quote! {
@@ -118,6 +121,7 @@ fn hop(input: &TypeHead<'_>) -> TokenStream {
             type Target = Self;
             type Card = #p::One;
             fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
+                #reads
                 f(self)
             }
         }
@@ -164,7 +168,7 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let hop = hop(&head);
+    let hop = hop(&head, TokenStream::new());
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
@@ -172,7 +176,6 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
         impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {}
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
-            fn audit<__L: #p::LazyWalk>(&self, _: &mut #p::Audit<'_>, _: bool) {}
             fn type_info() -> #p::Option<&'static #p::TypeInfo> {
                 ::core::unreachable!("#[derive(Extractable)] failed")
             }

@@ -309,7 +309,12 @@ pub trait Audited {
     /// `Lazy` is always [`Lazy`]: a type parameter makes the walk generic, so
     /// (as with serde's `deserialize`) its code is compiled where a type is
     /// validated, not in every crate that merely defines one.
-    fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool);
+    /// The default has nothing to check: a derived type without checks or
+    /// fields to descend into writes no walk at all.
+    #[inline]
+    fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+        let _ = (audit, recoverable);
+    }
     /// The derived type inside, if any.
     fn type_info() -> Option<&'static TypeInfo>;
 }
@@ -396,7 +401,6 @@ impl LazyWalk for Lazy {}
 macro_rules! audit_nothing {
     ($($ty:ty),*) => {$(
         impl Audited for $ty {
-            fn audit<L: LazyWalk>(&self, _: &mut Audit<'_>, _: bool) {}
             fn type_info() -> Option<&'static TypeInfo> {
                 None
             }
