@@ -33,7 +33,7 @@ enum Node {
 
 #[derive(Default)]
 struct Typed {
-    /// The JSON types `type` allows, as [`json_type`] bits; all without `type`.
+    /// The JSON types `type` allows, as [`type_bit`] bits; all without `type`.
     types: u8,
     /// `enum`.
     literals: Option<Vec<Value>>,
@@ -72,17 +72,22 @@ fn type_bit(name: &str) -> u8 {
     }
 }
 
-/// The bit of `value`'s JSON type (an integral number is an integer).
-fn json_type(value: &Value) -> u8 {
-    match value {
+/// Whether `types` (bits of [`type_bit`]) allow `value`'s JSON type. A
+/// number is told integral or not only when `types` allows integers alone:
+/// that test is the costly part, and most places allow any number.
+#[inline]
+fn allows(types: u8, value: &Value) -> bool {
+    let bit = match value {
         Value::Null => 1,
         Value::Bool(_) => 2,
+        Value::Number(_) if types & 8 != 0 => 8,
         Value::Number(n) if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) => 4,
         Value::Number(_) => 8,
         Value::String(_) => 16,
         Value::Array(_) => 32,
         Value::Object(_) => 64,
-    }
+    };
+    types & bit != 0
 }
 
 impl Forms {
@@ -90,7 +95,40 @@ impl Forms {
     pub(super) fn new(schema: &Value) -> Forms {
         let mut forms = Forms { nodes: Vec::new(), root: 0 };
         forms.root = forms.compile(schema, schema, &mut HashMap::new(), 0);
+        forms.resolve_refs();
         forms
+    }
+
+    /// Points every reference to a node at the node a `$ref` chain ends
+    /// in, so the scan never steps through one (a chain that only loops,
+    /// `{"$ref": "#"}` at the root, ends in `Unsure`).
+    fn resolve_refs(&mut self) {
+        let end = |nodes: &[Node], start: usize| -> Option<usize> {
+            let mut at = start;
+            for _ in 0..=nodes.len() {
+                match nodes[at] {
+                    Node::Ref(target) => at = target,
+                    _ => return Some(at),
+                }
+            }
+            None
+        };
+        let ends: Vec<Option<usize>> = (0..self.nodes.len()).map(|i| end(&self.nodes, i)).collect();
+        let unsure = self.push(Node::Unsure);
+        let to = |index: &mut usize| *index = ends[*index].unwrap_or(unsure);
+        to(&mut self.root);
+        for node in &mut self.nodes {
+            match node {
+                Node::Union(branches) => branches.iter_mut().for_each(to),
+                Node::Typed(typed) => {
+                    typed.positions.iter_mut().for_each(to);
+                    typed.items.iter_mut().for_each(to);
+                    typed.properties.iter_mut().for_each(|(_, sub)| to(sub));
+                    typed.others.iter_mut().for_each(to);
+                }
+                Node::Anything | Node::Unsure | Node::Ref(_) => {}
+            }
+        }
     }
 
     fn compile(
@@ -237,24 +275,45 @@ impl Forms {
                 if !typed.admits(value) {
                     return true;
                 }
+                // Plain loops: this runs over every node of every output.
                 match value {
-                    Value::Array(items) => items.iter().enumerate().any(|(at, item)| {
-                        let sub = typed.positions.get(at).or(typed.items.as_ref());
-                        sub.is_some_and(|&sub| self.strays_at(sub, item, depth + 1))
-                    }),
-                    Value::Object(fields) => fields.iter().enumerate().any(|(at, (key, item))| {
-                        // Outputs mostly list fields in the schema's order.
-                        let named = match typed.properties.get(at) {
-                            Some((name, sub)) if name == key => Some(sub),
-                            _ => typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub),
-                        };
-                        named
-                            .or(typed.others.as_ref())
-                            .is_some_and(|&sub| self.strays_at(sub, item, depth + 1))
-                    }),
+                    Value::Array(items) => {
+                        for (at, item) in items.iter().enumerate() {
+                            let sub = typed.positions.get(at).or(typed.items.as_ref());
+                            if sub.is_some_and(|&sub| self.child_strays(sub, item, depth + 1)) {
+                                return true;
+                            }
+                        }
+                        false
+                    }
+                    Value::Object(fields) => {
+                        for (at, (key, item)) in fields.iter().enumerate() {
+                            // Outputs mostly list fields in the schema's order.
+                            let named = match typed.properties.get(at) {
+                                Some((name, sub)) if name == key => Some(sub),
+                                _ => typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub),
+                            };
+                            if named.or(typed.others.as_ref()).is_some_and(|&sub| self.child_strays(sub, item, depth + 1))
+                            {
+                                return true;
+                            }
+                        }
+                        false
+                    }
                     _ => false,
                 }
             }
+        }
+    }
+
+    /// [`strays_at`](Self::strays_at) for a value inside another: a scalar
+    /// node (most leaves) is decided here, without a call of its own.
+    #[inline]
+    fn child_strays(&self, node: usize, value: &Value, depth: usize) -> bool {
+        match &self.nodes[node] {
+            Node::Typed(typed) if typed.is_scalar() => !typed.admits(value),
+            Node::Anything => false,
+            _ => self.strays_at(node, value, depth),
         }
     }
 
@@ -270,8 +329,14 @@ impl Forms {
 }
 
 impl Typed {
+    /// Whether the node says nothing of what is inside a value: its verdict
+    /// is [`admits`](Self::admits) alone.
+    fn is_scalar(&self) -> bool {
+        self.positions.is_empty() && self.items.is_none() && self.properties.is_empty() && self.others.is_none()
+    }
+
     fn admits(&self, value: &Value) -> bool {
-        self.types & json_type(value) != 0
+        allows(self.types, value)
             && self.literals.as_ref().is_none_or(|literals| literals.contains(value))
     }
 }
