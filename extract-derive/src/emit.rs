@@ -85,10 +85,7 @@ pub fn extractable(container: &Container) -> TokenStream {
         #[automatically_derived]
         impl #p::Audited for #ty {
             #audit
-            // Inline: compiled where it is called, not in every crate that
-            // merely defines a type.
-            #[inline]
-            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
+            const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = {
                 #describe_probes
                 static INFO: #p::TypeInfo = #p::TypeInfo::derived(
                     #rust_name,
@@ -99,7 +96,7 @@ pub fn extractable(container: &Container) -> TokenStream {
                     #checks,
                 );
                 #p::Some(&INFO)
-            }
+            };
         }
 
         #hop
@@ -176,9 +173,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
         impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {}
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
-            fn type_info() -> #p::Option<&'static #p::TypeInfo> {
-                ::core::unreachable!("#[derive(Extractable)] failed")
-            }
+            const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = #p::None;
         }
         #hop
     }

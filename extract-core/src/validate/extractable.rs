@@ -28,7 +28,7 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The derive's description of the type (kept by its `Audited` impl).
     #[inline]
     fn __describe() -> &'static TypeInfo {
-        <Self as Audited>::type_info().expect("a derived type describes itself")
+        <Self as Audited>::TYPE_INFO.expect("a derived type describes itself")
     }
 }
 

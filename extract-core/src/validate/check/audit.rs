@@ -315,8 +315,18 @@ pub trait Audited {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         let _ = (audit, recoverable);
     }
-    /// The derived type inside, if any.
-    fn type_info() -> Option<&'static TypeInfo>;
+    /// The derived type inside, if any. A constant, not a function: a
+    /// function would be compiled in every crate that derives a type, a
+    /// constant only where it is read.
+    const TYPE_INFO: Option<&'static TypeInfo> = None;
+}
+
+/// The first of two descriptions that is there (`Option::or`, usable in a constant).
+const fn either(a: Option<&'static TypeInfo>, b: Option<&'static TypeInfo>) -> Option<&'static TypeInfo> {
+    match a {
+        Some(info) => Some(info),
+        None => b,
+    }
 }
 
 macro_rules! audit_wrapper {
@@ -327,9 +337,7 @@ macro_rules! audit_wrapper {
                     x.audit::<L>(audit, recoverable)
                 }
             }
-            fn type_info() -> Option<&'static TypeInfo> {
-                T::type_info()
-            }
+            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
         }
     )*};
 }
@@ -348,9 +356,7 @@ macro_rules! audit_sequence {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 audit.each(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
-            fn type_info() -> Option<&'static TypeInfo> {
-                T::type_info()
-            }
+            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
         }
     )*};
 }
@@ -372,9 +378,7 @@ macro_rules! audit_map {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 audit.each_entry(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
-            fn type_info() -> Option<&'static TypeInfo> {
-                T::type_info()
-            }
+            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
         }
     )*};
 }
@@ -400,11 +404,7 @@ impl LazyWalk for Lazy {}
 // u32)`) be walked through the impls above.
 macro_rules! audit_nothing {
     ($($ty:ty),*) => {$(
-        impl Audited for $ty {
-            fn type_info() -> Option<&'static TypeInfo> {
-                None
-            }
-        }
+        impl Audited for $ty {}
     )*};
 }
 
@@ -418,9 +418,11 @@ macro_rules! audit_tuple {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 $(audit.at_index($index, |audit| self.$index.audit::<L>(audit, recoverable));)+
             }
-            fn type_info() -> Option<&'static TypeInfo> {
-                None$(.or_else($name::type_info))+
-            }
+            const TYPE_INFO: Option<&'static TypeInfo> = {
+                let info = None;
+                $(let info = either(info, $name::TYPE_INFO);)+
+                info
+            };
         }
     )*};
 }
@@ -560,7 +562,7 @@ pub trait NestedSome {
 
 impl<T: Audited + ?Sized> NestedSome for &NestedProbe<T> {
     fn nested(&self) -> Option<&'static TypeInfo> {
-        T::type_info()
+        T::TYPE_INFO
     }
 }
 
@@ -581,9 +583,6 @@ impl<T: ?Sized> NestedNone for NestedProbe<T> {
 impl<T: 'static> Audited for Sourced<T> {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
-    }
-    fn type_info() -> Option<&'static TypeInfo> {
-        None
     }
 }
 

@@ -291,9 +291,13 @@ impl Forms {
                             // Outputs mostly list fields in the schema's order.
                             let named = match typed.properties.get(at) {
                                 Some((name, sub)) if name == key => Some(sub),
-                                _ => typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub),
+                                _ => {
+                                    typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub)
+                                }
                             };
-                            if named.or(typed.others.as_ref()).is_some_and(|&sub| self.child_strays(sub, item, depth + 1))
+                            if named
+                                .or(typed.others.as_ref())
+                                .is_some_and(|&sub| self.child_strays(sub, item, depth + 1))
                             {
                                 return true;
                             }
@@ -332,11 +336,13 @@ impl Typed {
     /// Whether the node says nothing of what is inside a value: its verdict
     /// is [`admits`](Self::admits) alone.
     fn is_scalar(&self) -> bool {
-        self.positions.is_empty() && self.items.is_none() && self.properties.is_empty() && self.others.is_none()
+        self.positions.is_empty()
+            && self.items.is_none()
+            && self.properties.is_empty()
+            && self.others.is_none()
     }
 
     fn admits(&self, value: &Value) -> bool {
-        allows(self.types, value)
-            && self.literals.as_ref().is_none_or(|literals| literals.contains(value))
+        allows(self.types, value) && self.literals.as_ref().is_none_or(|literals| literals.contains(value))
     }
 }
