@@ -4,8 +4,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, CHECK_MARK, ITEM_MARK, PATH_MARK, private};
+use crate::check::lower::{self, private};
 use crate::container::{Container, Field};
+use crate::encoding;
 use crate::shape::Shape;
 
 /// Everything the derive generates for a well-formed struct.
@@ -16,26 +17,11 @@ pub fn extractable(container: &Container) -> TokenStream {
     let tool_name = &container.tool_name;
     let description = &container.description;
 
-    // The fields in the runtime's encoding (see `TypeInfo::derived`): one
-    // string literal and one closure per named type, where a slice of
+    // One string literal and one closure per named type, where a slice of
     // `FieldInfo`s would be many constants for the user's crate to compile.
-    let mut fields = String::new();
-    let mut nested = Vec::new();
-    for (i, f) in container.fields.iter().filter(|f| !f.skipped).enumerate() {
-        if i > 0 {
-            fields.push(ITEM_MARK);
-        }
-        fields.push(char::from(b'a' + u8::from(f.required) + 2 * u8::from(f.recoverable)));
-        fields.push_str(&f.rust_name);
-        fields.push(PATH_MARK);
-        if f.json_name != f.rust_name {
-            fields.push_str(&f.json_name);
-        }
-        fields.push(PATH_MARK);
-        shape_of(f).encode(&mut fields, &mut nested);
-    }
+    let (fields, nested) = encoding::fields(container.fields.iter().filter(|f| !f.skipped));
     let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();
-    let checks = metas.join(&CHECK_MARK.to_string());
+    let checks = encoding::join(&metas, encoding::CHECK_MARK);
     let runs: Vec<TokenStream> = container
         .checks
         .iter()
@@ -104,7 +90,7 @@ pub fn extractable(container: &Container) -> TokenStream {
 }
 
 /// The shape of a field; `validate::walkable` has rejected the fields without one.
-fn shape_of(field: &Field) -> &Shape {
+pub(crate) fn shape_of(field: &Field) -> &Shape {
     field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 

@@ -5,7 +5,8 @@
 //! requiredness and tags the model sees) and `check` parses the check
 //! language into it; `validate` then checks every rule that needs the whole
 //! model; only a model without errors reaches `emit`, which writes the
-//! impls (lowering checks through `check::lower`) and never finds an error
+//! impls (lowering checks through `check::lower`, describing the type in
+//! the runtime's compact form through `encoding`) and never finds an error
 //! of its own. Every stage records its errors in one `ctxt::Errors` and
 //! carries on, so the user sees all of them; a failed derive still emits a
 //! fallback impl, so one mistake gives one error.
@@ -16,6 +17,7 @@ mod check;
 mod container;
 mod ctxt;
 mod emit;
+mod encoding;
 mod shape;
 mod validate;
 

@@ -412,15 +412,20 @@ pub struct CheckMeta {
     pub with: Option<&'static str>,
 }
 
+/// Item `index` of a list separated by [`ITEM_MARK`] (empty past its end).
+fn nth_item(list: &'static str, index: usize) -> &'static str {
+    list.split(ITEM_MARK).nth(index).unwrap_or("")
+}
+
 impl CheckMeta {
     /// Operand `index`, in the rule's encoding.
     pub fn atom(&self, index: usize) -> &'static str {
-        self.atoms.split(ITEM_MARK).nth(index).unwrap_or("")
+        nth_item(self.atoms, index)
     }
 
     /// Placeholder `index` of the message.
     pub fn placeholder(&self, index: usize) -> &'static str {
-        self.placeholders.split(ITEM_MARK).nth(index).unwrap_or("")
+        nth_item(self.placeholders, index)
     }
 
     /// The fields the check reads, each a path by Rust names.

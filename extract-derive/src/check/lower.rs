@@ -8,6 +8,7 @@ use quote::{quote, quote_spanned};
 
 use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
 use crate::container::Field;
+use crate::encoding::{ITEM_MARK, PART_MARK, PATH_MARK, join};
 
 /// The runtime path every generated call goes through.
 pub fn private() -> TokenStream {
@@ -38,23 +39,22 @@ pub fn meta(check: &Check) -> String {
             (vec![Piece::Text(text.clone())], Some(text))
         }
     };
-    let item = ITEM_MARK.to_string();
     let atoms: Vec<String> = atoms.iter().map(|a| encode(&pieces(a))).collect();
     let fields: Vec<String> = fields.iter().map(|f| f.join(".")).collect();
     let placeholders: Vec<String> = check.placeholders.iter().map(|ph| ph.name.to_string()).collect();
     let optional = |text: Option<String>| text.map(|t| format!("={t}")).unwrap_or_default();
     let parts = [
         encode(&rule),
-        atoms.join(&item),
-        fields.join(&item),
+        join(&atoms, ITEM_MARK),
+        join(&fields, ITEM_MARK),
         optional(check.tolerance.as_ref().map(|lit| quote!(#lit).to_string())),
         optional(check.message.as_ref().map(syn::LitStr::value)),
-        placeholders.join(&item),
+        join(&placeholders, ITEM_MARK),
         optional(check.code.as_ref().map(syn::LitStr::value)),
         if check.recoverable { "1" } else { "0" }.to_string(),
         optional(with),
     ];
-    parts.join(&PART_MARK.to_string())
+    join(&parts, PART_MARK)
 }
 
 /// The statement that runs check `index` inside the derived `audit`, where
@@ -508,12 +508,6 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
         }
     }
 }
-
-/// Mirror `extract_core::schema::PATH_MARK`, `ITEM_MARK`, `CHECK_MARK` and `PART_MARK`.
-pub const PATH_MARK: char = '\u{1}';
-pub const ITEM_MARK: char = '\u{2}';
-pub const CHECK_MARK: char = '\u{3}';
-pub const PART_MARK: char = '\u{4}';
 
 /// A rule's pieces in the runtime's encoding: text as is, a path between two
 /// `PATH_MARK`s with its hops joined by `.`.

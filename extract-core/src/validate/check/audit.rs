@@ -42,17 +42,10 @@ impl<'d> Audit<'d> {
         (self.violations, self.sources)
     }
 
-    /// Runs `f` one key deeper.
-    #[inline]
-    pub fn at_key(&mut self, key: &'static str, f: impl FnOnce(&mut Self)) {
-        self.path.push(Segment::Key(Cow::Borrowed(key)));
-        f(self);
-        self.path.pop();
-    }
-
     /// Steps into the field `key`; [`leave`](Self::leave) steps back out.
-    /// The derived walk uses this pair rather than [`at_key`](Self::at_key):
-    /// a closure per field is one more body for every user's crate to compile.
+    /// The derived walk uses this pair rather than a method taking a
+    /// closure: a closure per field is one more body for every user's crate
+    /// to compile.
     #[inline]
     pub fn enter(&mut self, key: &'static str) {
         self.path.push(Segment::Key(Cow::Borrowed(key)));
@@ -309,6 +302,7 @@ pub trait Audited {
     /// `Lazy` is always [`Lazy`]: a type parameter makes the walk generic, so
     /// (as with serde's `deserialize`) its code is compiled where a type is
     /// validated, not in every crate that merely defines one.
+    ///
     /// The default has nothing to check: a derived type without checks or
     /// fields to descend into writes no walk at all.
     #[inline]

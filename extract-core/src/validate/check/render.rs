@@ -59,7 +59,7 @@ impl Recorder {
     pub fn number<N: Number>(&mut self, index: usize, value: &Option<N>) {
         if let Some(records) = &mut self.0 {
             let shown = match value {
-                Some(n) => Shown(n.num().to_string()),
+                Some(n) => Shown::number(n),
                 None => Shown::absent(),
             };
             records.atoms.push((index, shown.0));
@@ -88,6 +88,11 @@ impl Recorder {
 pub struct Shown(pub String);
 
 impl Shown {
+    /// How a number is shown: as checks compute with it.
+    fn number<N: Number + ?Sized>(value: &N) -> Shown {
+        Shown(value.num().to_string())
+    }
+
     /// How an absent operand is shown.
     pub fn absent() -> Shown {
         Shown("absent".to_string())
@@ -101,7 +106,7 @@ pub trait ShowNumber {
 }
 impl<T: Number + ?Sized> ShowNumber for &&&&Probe<'_, T> {
     fn show(&self) -> Shown {
-        Shown(self.0.num().to_string())
+        Shown::number(self.0)
     }
 }
 
