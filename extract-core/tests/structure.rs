@@ -53,10 +53,6 @@ enum Status {
     Unpaid,
 }
 
-fn line_item() -> Option<&'static TypeInfo> {
-    Some(&LINE_ITEM)
-}
-
 const fn field(json_name: &'static str, required: bool, recoverable: bool) -> FieldInfo {
     FieldInfo { rust_name: json_name, json_name, required, recoverable, shape: &Shape::Leaf }
 }
@@ -85,8 +81,8 @@ static INVOICE: TypeInfo = TypeInfo::new(
         field("department", false, true),
         field("status", true, true),
         field("prior_status", false, true),
-        FieldInfo { shape: &Shape::Seq(&Shape::Named(line_item)), ..field("line_items", true, true) },
-        FieldInfo { shape: &Shape::Wrap(&Shape::Named(line_item)), ..field("shipping", false, true) },
+        FieldInfo { shape: &Shape::Seq(&Shape::Named(Some(&LINE_ITEM))), ..field("line_items", true, true) },
+        FieldInfo { shape: &Shape::Wrap(&Shape::Named(Some(&LINE_ITEM))), ..field("shipping", false, true) },
         field("stated_total", true, true),
         field("discount_pct", false, true),
         field("tags", true, true),

@@ -17,7 +17,7 @@ pub fn extractable(container: &Container) -> TokenStream {
     let tool_name = &container.tool_name;
     let description = &container.description;
 
-    // One string literal and one closure per named type, where a slice of
+    // One string literal and one constant per named type, where a slice of
     // `FieldInfo`s would be many constants for the user's crate to compile.
     let (fields, nested) = encoding::fields(container.fields.iter().filter(|f| !f.skipped));
     let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();

@@ -24,7 +24,7 @@ pub fn join(items: &[String], mark: char) -> String {
 }
 
 /// The fields the model sees, encoded (one string literal), and for each
-/// named type the closure that finds its description, in the order the
+/// named type the constant that holds its description, in the order the
 /// encoding names them.
 pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> (String, Vec<TokenStream>) {
     let mut out = String::new();

@@ -167,7 +167,7 @@ impl Shape {
     }
 
     /// Appends the shape in the runtime's encoding (see `TypeInfo::derived`)
-    /// to `out`, and for each named type the closure that finds its
+    /// to `out`, and for each named type the constant that holds its
     /// description to `nested` (written where the probe traits are in scope).
     pub fn encode(&self, out: &mut String, nested: &mut Vec<TokenStream>) {
         let p = private();
@@ -175,7 +175,7 @@ impl Shape {
             Shape::Leaf => out.push('L'),
             Shape::Named(ty) => {
                 out.push('N');
-                nested.push(quote!(|| (&&#p::NestedProbe::<#ty>(#p::PhantomData)).nested()));
+                nested.push(quote!(#p::NestedProbe::<#ty>::INFO));
             }
             Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
                 out.push(match self {

@@ -66,7 +66,7 @@ impl<T: fmt::Debug> fmt::Debug for Described<T> {
 }
 
 /// How a [`Shape::Named`] finds the named type's description.
-pub type NestedInfo = fn() -> Option<&'static TypeInfo>;
+pub type NestedInfo = Option<&'static TypeInfo>;
 
 impl TypeInfo {
     /// A type's description with typed fields (with an empty cache).
@@ -106,7 +106,7 @@ impl TypeInfo {
     /// a slice of `FieldInfo`s. Fields are separated by [`ITEM_MARK`]; each
     /// is a flag character (`a` + 1 if required + 2 if recoverable), the
     /// Rust name, [`PATH_MARK`], the JSON name (empty when the same),
-    /// [`PATH_MARK`] and the shape: `L` leaf, `N` named (the next function
+    /// [`PATH_MARK`] and the shape: `L` leaf, `N` named (the next entry
     /// of `nested`), `Q`/`W`/`S`/`M` followed by the inner shape (sourced,
     /// wrapper, sequence, map), `T<n>:` followed by `n` shapes (a tuple).
     /// Checks are separated by [`CHECK_MARK`]; each is its parts separated
@@ -216,9 +216,9 @@ pub enum Shape {
     /// Nothing the walk looks into: text, numbers, dates, and any type the
     /// derive knows holds no derived value.
     Leaf,
-    /// A type known by name only: a derived type (the function gives its
-    /// description) or a leaf (the function gives `None`).
-    Named(fn() -> Option<&'static TypeInfo>),
+    /// A type known by name only: a derived type (with its description) or
+    /// a leaf (`None`).
+    Named(NestedInfo),
     /// `Sourced<T>`: a value and its quote; the shape is the value's, under `value`.
     Sourced(&'static Shape),
     /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
@@ -236,7 +236,7 @@ impl Shape {
     /// steps: the derived type reached, and the segments left at its fields.
     pub fn descend<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static TypeInfo>, &'p [Segment]) {
         match (self, path) {
-            (Shape::Named(info), _) => (info(), path),
+            (Shape::Named(info), _) => (*info, path),
             (Shape::Wrap(inner), _) => inner.descend(path),
             (Shape::Sourced(inner), [Segment::Key(key), rest @ ..]) if key == "value" => inner.descend(rest),
             (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
@@ -260,7 +260,7 @@ impl Shape {
             Shape::Leaf => {}
             Shape::Sourced(inner) => inner.nested_in(many, visit),
             Shape::Named(info) => {
-                if let Some(info) = info() {
+                if let Some(info) = *info {
                     visit(info, many);
                 }
             }
@@ -285,7 +285,7 @@ impl Shape {
         match self {
             Shape::Leaf => false,
             Shape::Sourced(_) => true,
-            Shape::Named(info) => info().is_some_and(|info| info.holds_sourced_in(seen)),
+            Shape::Named(info) => info.is_some_and(|info| info.holds_sourced_in(seen)),
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
             Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
         }
@@ -569,17 +569,15 @@ fn decode_shape(at: &mut &'static str, nested: &mut std::slice::Iter<'static, Ne
 mod tests {
     use super::*;
 
-    fn item() -> Option<&'static TypeInfo> {
-        static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}\u{1}L", &[], "");
-        Some(&ITEM)
-    }
+    static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}\u{1}L", &[], "");
+    const IN_ITEM: NestedInfo = Some(&ITEM);
 
     static ORDER: TypeInfo = TypeInfo::derived(
         "Order",
         "order",
         "",
         "dlines\u{1}items\u{1}SN\u{2}bpair\u{1}\u{1}T2:LWN\u{2}cquote\u{1}\u{1}QL",
-        &[item, item],
+        &[IN_ITEM, IN_ITEM],
         "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
     );
 
@@ -620,7 +618,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "more named types than shapes name")]
     fn an_unused_named_type_is_malformed_too() {
-        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}L", &[item], "");
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}L", &[IN_ITEM], "");
         BAD.fields();
     }
 }

@@ -545,32 +545,26 @@ impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
     fn audit_value<L: LazyWalk>(&self, _: &mut Audit<'_>, _: bool) {}
 }
 
-/// The probe a [`Shape::Named`](crate::schema::Shape::Named) finds a type's description with.
+/// The probe a [`Shape::Named`](crate::schema::Shape::Named) finds a type's
+/// description with, in a constant: `NestedProbe::<T>::INFO` is the
+/// inherent constant below when `T` is [`Audited`], else [`NestedNone`]'s.
+/// Path resolution passes over an inherent item whose bounds do not hold, so
+/// the choice is made where the derive writes it, with no function for the
+/// user's crate to compile.
 pub struct NestedProbe<T: ?Sized>(pub PhantomData<T>);
 
-/// A named type that is derived (or a container the runtime knows of one).
-pub trait NestedSome {
-    /// The nested type's description.
-    fn nested(&self) -> Option<&'static TypeInfo>;
+impl<T: Audited + ?Sized> NestedProbe<T> {
+    /// The derived type's description.
+    pub const INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
 }
 
-impl<T: Audited + ?Sized> NestedSome for &NestedProbe<T> {
-    fn nested(&self) -> Option<&'static TypeInfo> {
-        T::TYPE_INFO
-    }
-}
-
-/// Any other named type.
+/// Any other named type: no description.
 pub trait NestedNone {
     /// `None`.
-    fn nested(&self) -> Option<&'static TypeInfo>;
+    const INFO: Option<&'static TypeInfo> = None;
 }
 
-impl<T: ?Sized> NestedNone for NestedProbe<T> {
-    fn nested(&self) -> Option<&'static TypeInfo> {
-        None
-    }
-}
+impl<T: ?Sized> NestedNone for NestedProbe<T> {}
 
 // Provenance is part of the semantic walk: a `Sourced` value's quote is
 // checked against the document wherever the walk meets it.
