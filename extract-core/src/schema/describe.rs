@@ -7,6 +7,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::{FieldPath, Segment};
 
@@ -21,47 +22,59 @@ pub struct TypeInfo {
     pub description: &'static str,
     /// The fields, as written: see [`TypeInfo::fields`].
     fields: Described<FieldInfo>,
-    /// How the fields' named types find their descriptions, in the order
-    /// an encoded description names them.
+    /// The named types' descriptions, in the order an encoded description
+    /// names them.
     nested: &'static [NestedInfo],
     /// The `#[check]`s, as written: see [`TypeInfo::checks`].
     checks: Described<CheckMeta>,
-    /// What the runtime computes once for the type (its tool and structural
-    /// validator), kept here so the derive needs no static of its own for it.
-    cache: CacheCell,
+    /// What the runtime derives from the description, built on first use.
+    runtime: RuntimeCell,
 }
 
 /// A type's fields or checks: typed (a hand-written description), or in
-/// the compact encoding the derive writes (see [`TypeInfo::derived`]),
-/// decoded on first use and kept for the process.
+/// the compact encoding the derive writes (see [`TypeInfo::derived`]).
+#[derive(Debug)]
 enum Described<T: 'static> {
     Typed(&'static [T]),
-    Encoded { text: &'static str, decoded: OnceLock<&'static [T]> },
+    Encoded(&'static str),
 }
 
-impl<T: fmt::Debug> Described<T> {
-    const fn encoded(text: &'static str) -> Described<T> {
-        Described::Encoded { text, decoded: OnceLock::new() }
-    }
-
-    /// The items; `decode` turns the encoded text into them, once. What it
+impl<T> Described<T> {
+    /// The items; `decode` turns the encoded text into them. What it
     /// allocates lives as long as the static description: leaked once.
-    fn get(&'static self, decode: impl FnOnce(&'static str) -> Vec<T>) -> &'static [T] {
-        match self {
+    fn resolve(&self, decode: impl FnOnce(&'static str) -> Vec<T>) -> &'static [T] {
+        match *self {
             Described::Typed(items) => items,
-            Described::Encoded { text, decoded } => {
-                decoded.get_or_init(|| Box::leak(decode(text).into_boxed_slice()))
-            }
+            Described::Encoded(text) => Box::leak(decode(text).into_boxed_slice()),
         }
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Described<T> {
+/// What the runtime keeps for a type for the process: the decoded fields
+/// and checks, and the cache [`TypeInfo::cached`] fills.
+struct Runtime {
+    fields: &'static [FieldInfo],
+    checks: &'static [CheckMeta],
+    /// Type-erased: what it holds (the structural validator) belongs to a
+    /// layer above this one.
+    cache: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+/// The one mutable part of a description: a pointer to its [`Runtime`],
+/// null until first use. One atomic, where three `OnceLock`s would each be a
+/// chain of `const fn` calls for the user's crate to evaluate per type.
+struct RuntimeCell(AtomicPtr<Runtime>);
+
+impl RuntimeCell {
+    const fn empty() -> RuntimeCell {
+        RuntimeCell(AtomicPtr::new(std::ptr::null_mut()))
+    }
+}
+
+impl fmt::Debug for RuntimeCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Described::Typed(items) => items.fmt(f),
-            Described::Encoded { text, .. } => f.debug_tuple("Encoded").field(text).finish(),
-        }
+        let built = !self.0.load(Ordering::Acquire).is_null();
+        f.write_str(if built { "Runtime(built)" } else { "Runtime(empty)" })
     }
 }
 
@@ -97,7 +110,7 @@ impl TypeInfo {
             fields: Described::Typed(fields),
             nested: &[],
             checks: Described::Typed(checks),
-            cache: CacheCell(OnceLock::new()),
+            runtime: RuntimeCell::empty(),
         }
     }
 
@@ -136,10 +149,10 @@ impl TypeInfo {
             rust_name,
             tool_name,
             description,
-            fields: Described::encoded(fields),
+            fields: Described::Encoded(fields),
             nested,
-            checks: Described::encoded(checks),
-            cache: CacheCell(OnceLock::new()),
+            checks: Described::Encoded(checks),
+            runtime: RuntimeCell::empty(),
         }
     }
 
@@ -147,12 +160,12 @@ impl TypeInfo {
     /// absent). An encoded description is decoded once, on first use, and
     /// kept for the process.
     pub fn fields(&'static self) -> &'static [FieldInfo] {
-        self.fields.get(|text| decode_fields(self.rust_name, text, self.nested))
+        self.runtime().fields
     }
 
     /// The `#[check]`s of the type (decoded once, as [`fields`](Self::fields) are).
     pub fn checks(&'static self) -> &'static [CheckMeta] {
-        self.checks.get(|text| decode_checks(self.rust_name, text))
+        self.runtime().checks
     }
 
     /// The value `init` computes for this type, computed on first use and
@@ -160,21 +173,49 @@ impl TypeInfo {
     /// `C` (the runtime keeps one cache type).
     #[doc(hidden)]
     pub fn cached<C: Any + Send + Sync>(&'static self, init: impl FnOnce() -> C) -> &'static C {
-        self.cache
-            .0
+        self.runtime()
+            .cache
             .get_or_init(|| Box::new(init()))
             .downcast_ref()
             .expect("a type's cache is always of the runtime's one cache type")
     }
-}
 
-/// The cell [`TypeInfo::cached`] fills; type-erased because what it holds
-/// (the structural validator) belongs to a layer above this one.
-struct CacheCell(OnceLock<Box<dyn Any + Send + Sync>>);
+    /// The runtime's part, built on first use: decoding happens at most
+    /// once per racing thread, and the first to publish wins.
+    fn runtime(&'static self) -> &'static Runtime {
+        let built = self.runtime.0.load(Ordering::Acquire);
+        if !built.is_null() {
+            // SAFETY: a non-null pointer was published by `build_runtime`
+            // from a leaked `Box` and is never freed or replaced.
+            return unsafe { &*built };
+        }
+        self.build_runtime()
+    }
 
-impl fmt::Debug for CacheCell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.get().is_some() { "CacheCell(built)" } else { "CacheCell(empty)" })
+    #[cold]
+    fn build_runtime(&'static self) -> &'static Runtime {
+        let fresh = Box::into_raw(Box::new(Runtime {
+            fields: self.fields.resolve(|text| decode_fields(self.rust_name, text, self.nested)),
+            checks: self.checks.resolve(|text| decode_checks(self.rust_name, text)),
+            cache: OnceLock::new(),
+        }));
+        match self.runtime.0.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: `fresh` came from `Box::into_raw` and is now published for good.
+            Ok(_) => unsafe { &*fresh },
+            Err(winner) => {
+                // Another thread published first: ours was never shared. Its
+                // decoded slices are leaked, as each race's would be.
+                // SAFETY: `fresh` came from `Box::into_raw` and was never
+                // published; `winner` was published and lives for good.
+                drop(unsafe { Box::from_raw(fresh) });
+                unsafe { &*winner }
+            }
+        }
     }
 }
 
@@ -580,6 +621,29 @@ mod tests {
         &[IN_ITEM, IN_ITEM],
         "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
     );
+
+    #[test]
+    fn threads_racing_to_decode_a_description_all_get_the_one_published() {
+        static RACED: TypeInfo = TypeInfo::derived("Raced", "raced", "", "damount\u{1}\u{1}L", &[], "");
+        let start = std::sync::Barrier::new(8);
+        let seen: Vec<(usize, usize)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        (RACED.fields().as_ptr() as usize, RACED.cached(|| 7_u32) as *const u32 as usize)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            seen.iter().all(|s| *s == seen[0]),
+            "every thread sees the same decoded fields and cache: {seen:?}"
+        );
+        assert_eq!(RACED.fields()[0].rust_name, "amount");
+        assert_eq!(*RACED.cached(|| 8_u32), 7);
+    }
 
     #[test]
     fn an_encoded_description_decodes_to_the_fields_and_checks_it_names() {
