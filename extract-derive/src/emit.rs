@@ -59,10 +59,9 @@ pub fn extractable(container: &Container) -> TokenStream {
     });
     let read: Vec<&syn::Ident> = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident).collect();
     let describe_probes = (!nested.is_empty()).then(|| quote!(use #p::probes::*;));
-    let no_generics = syn::Generics::default();
     // The model fills every field: the derived code reads them all, as a
     // validator of them, so none is reported as never read.
-    let hop = hop(&TypeHead::concrete(ty, &no_generics), quote!(let _ = (#(&self.#read,)*);));
+    let hop = hop(quote!(let _ = (#(&self.#read,)*);));
 
     quote! {
         #[automatically_derived]
@@ -83,9 +82,8 @@ pub fn extractable(container: &Container) -> TokenStream {
                 );
                 #p::Some(&INFO)
             };
+            #hop
         }
-
-        #hop
     }
 }
 
@@ -94,19 +92,17 @@ pub(crate) fn shape_of(field: &Field) -> &Shape {
     field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 
-/// The impl that lets other types' check paths step into this one.
-fn hop(input: &TypeHead<'_>, reads: TokenStream) -> TokenStream {
+/// The items of a type's `Audited` impl that let other types' check paths
+/// step into it (what the runtime's `Hop` reads): part of the one impl, as
+/// an impl of its own would be one more for every user's crate to check.
+fn hop(reads: TokenStream) -> TokenStream {
     let p = private();
-    let TypeHead { ident, impl_generics, ty_generics, where_clause } = input;
     quote! {
-        #[automatically_derived]
-        impl #impl_generics #p::Hop for #ident #ty_generics #where_clause {
-            type Target = Self;
-            type Card = #p::One;
-            fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
-                #reads
-                f(self)
-            }
+        type Target = Self;
+        type Card = #p::One;
+        fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
+            #reads
+            f(self)
         }
     }
 }
@@ -121,11 +117,6 @@ struct TypeHead<'a> {
 }
 
 impl<'a> TypeHead<'a> {
-    fn concrete(ident: &'a syn::Ident, generics: &'a syn::Generics) -> TypeHead<'a> {
-        let (impl_generics, ty_generics, _) = generics.split_for_impl();
-        TypeHead { ident, impl_generics, ty_generics, where_clause: TokenStream::new() }
-    }
-
     /// For a generic type (which the derive rejects): bounds that hold
     /// exactly when the type could be `Extractable`, so the fallback impl
     /// adds no error of its own.
@@ -151,7 +142,7 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let hop = hop(&head, TokenStream::new());
+    let hop = hop(TokenStream::new());
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
@@ -160,7 +151,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = #p::None;
+            #hop
         }
-        #hop
     }
 }

@@ -11,12 +11,13 @@ use crate::{Tool, TypeInfo};
 /// structural validator and its semantic checks. Derive it with
 /// `#[derive(Extractable)]`; do not implement it by hand.
 ///
-/// The derive writes three small impls per type and nothing else: this one,
-/// empty; [`Audited`](super::check::Audited), whose `TYPE_INFO` constant
-/// holds the type's description (and its cache) and whose walk runs the
-/// checks, then the nested values; and the check paths' `Hop`. Everything
-/// that does not depend on the type lives in the runtime, behind those few
-/// items, to keep down what every crate that derives types compiles
+/// The derive writes two small impls per type and nothing else: this one,
+/// empty, and [`Audited`](super::check::Audited), whose `TYPE_INFO`
+/// constant holds the type's description (and its cache), whose walk runs
+/// the checks, then the nested values, and whose `Target`, `Card` and
+/// `visit` let other types' check paths step into it. Everything that does
+/// not depend on the type lives in the runtime, behind those few items, to
+/// keep down what every crate that derives types compiles
 /// (`benches/compile_cost.sh` measures it).
 pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The tool definition a model fills in: name, description (with the list

@@ -10,7 +10,7 @@ use crate::schema::CheckMeta;
 use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
-use super::path::Collection;
+use super::path::{Collection, One, Reach, Stop};
 use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
@@ -313,6 +313,32 @@ pub trait Audited {
     /// function would be compiled in every crate that derives a type, a
     /// constant only where it is read.
     const TYPE_INFO: Option<&'static TypeInfo> = None;
+
+    /// For check paths ([`Hop`]): the struct a step into this value reaches.
+    /// The same impl serves the walk and the paths, so a derived type writes
+    /// one impl for both.
+    type Target;
+    /// Whether a step into this value passes through a collection
+    /// ([`One`], [`Many`]), or [`Stop`] for a value a path cannot step into.
+    type Card: Reach;
+    /// Calls `f` on every struct a step into this value reaches.
+    fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F) {
+        let _ = f;
+    }
+    /// The struct a single-valued step reaches, if any: by default the first
+    /// one [`visit`](Self::visit) meets, which for a single-valued step is
+    /// the only one. Collections say `None`.
+    fn get(&self) -> Option<&Self::Target> {
+        let mut first = None;
+        self.visit(&mut |target| {
+            first.get_or_insert(target);
+        });
+        first
+    }
+    /// Whether this value is an absent `Option` (through `Box`es).
+    fn is_absent(&self) -> bool {
+        false
+    }
 }
 
 /// The first of two descriptions that is there (`Option::or`, usable in a constant).
@@ -332,6 +358,19 @@ macro_rules! audit_wrapper {
                 }
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            type Target = T::Target;
+            type Card = T::Card;
+            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+                if let Some(x) = Wrapper::inner(self) {
+                    x.visit(f)
+                }
+            }
+            fn get(&self) -> Option<&T::Target> {
+                Wrapper::inner(self)?.get()
+            }
+            fn is_absent(&self) -> bool {
+                Wrapper::inner(self).is_none_or(Audited::is_absent)
+            }
         }
     )*};
 }
@@ -351,6 +390,16 @@ macro_rules! audit_sequence {
                 audit.each(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            type Target = T::Target;
+            type Card = <T::Card as Reach>::Plural;
+            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+                for x in self.items() {
+                    x.visit(f)
+                }
+            }
+            fn get(&self) -> Option<&T::Target> {
+                None
+            }
         }
     )*};
 }
@@ -373,6 +422,16 @@ macro_rules! audit_map {
                 audit.each_entry(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            type Target = T::Target;
+            type Card = <T::Card as Reach>::Plural;
+            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+                for x in self.items() {
+                    x.visit(f)
+                }
+            }
+            fn get(&self) -> Option<&T::Target> {
+                None
+            }
         }
     )*};
 }
@@ -398,7 +457,10 @@ impl LazyWalk for Lazy {}
 // u32)`) be walked through the impls above.
 macro_rules! audit_nothing {
     ($($ty:ty),*) => {$(
-        impl Audited for $ty {}
+        impl Audited for $ty {
+            type Target = ();
+            type Card = Stop;
+        }
     )*};
 }
 
@@ -417,6 +479,8 @@ macro_rules! audit_tuple {
                 $(let info = either(info, $name::TYPE_INFO);)+
                 info
             };
+            type Target = ();
+            type Card = Stop;
         }
     )*};
 }
@@ -571,6 +635,15 @@ impl<T: ?Sized> NestedNone for NestedProbe<T> {}
 impl<T: 'static> Audited for Sourced<T> {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
+    }
+    // A check path steps into `value` and `quote`.
+    type Target = Sourced<T>;
+    type Card = One;
+    fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
+        f(self)
+    }
+    fn get(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 

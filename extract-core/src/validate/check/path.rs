@@ -1,9 +1,10 @@
 //! Field paths of checks (`line_items.amount`). The derive resolves the first
-//! hop itself; every deeper hop goes through [`Hop`], which each type's own
-//! derive implements, so whether a hop is a collection is known to the type
-//! system and a misuse is a compile error on the user's token.
+//! hop itself; every deeper hop goes through [`Hop`], told by each type's
+//! [`Audited`] impl (the derive writes one per type), so whether a hop is a
+//! collection is known to the type system and a misuse is a compile error on
+//! the user's token.
 
-use crate::Sourced;
+use super::Audited;
 
 /// One card of a path: it names one value so far.
 #[derive(Debug, Clone, Copy, Default)]
@@ -14,6 +15,12 @@ pub struct One;
 pub struct Many;
 
 /// How many values a path names so far; combined hop by hop with [`Or`].
+/// [`Stop`] is none: a value whose `Audited::Card` it is cannot be stepped into.
+#[diagnostic::on_unimplemented(
+    message = "a check path cannot pass through this value: it does not derive `Extractable`",
+    label = "this step needs a type that derives `Extractable`",
+    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one)"
+)]
 pub trait Card: Copy + Default {
     /// Whether the path so far names one value (so an absent `Option` on it
     /// makes the whole aggregate absent, not just one element).
@@ -61,72 +68,41 @@ impl IsOne for One {}
 pub trait IsMany {}
 impl IsMany for Many {}
 
+/// How many values a step into a value reaches, as a [`Card`] or [`Stop`]:
+/// what [`Audited::Card`] is. Lets a container say "many, if its elements
+/// can be stepped into at all".
+pub trait Reach {
+    /// The reach through a collection of such values.
+    type Plural: Reach;
+}
+impl Reach for One {
+    type Plural = Many;
+}
+impl Reach for Many {
+    type Plural = Many;
+}
+impl Reach for Stop {
+    type Plural = Stop;
+}
+
+/// The [`Audited::Card`] of a value a check path cannot step into: text,
+/// numbers, tuples. It is no [`Card`], so such a value is no [`Hop`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stop;
+
 /// A value a check path can step into: a type that derives `Extractable`, or
-/// an `Option`, `Box` or `Vec` of one.
+/// an `Option`, `Box` or `Vec` of one. What a step reaches is told by the
+/// value's [`Audited`] impl (`Target`, `Card`, `visit`), so a derived type
+/// writes one impl for the walk and the paths both; this trait only names
+/// the values whose `Card` is a [`Card`].
 #[diagnostic::on_unimplemented(
     message = "a check path cannot pass through `{Self}`: it does not derive `Extractable`",
     label = "this step needs a type that derives `Extractable`",
     note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one)"
 )]
-pub trait Hop {
-    /// The struct whose fields the next step names.
-    type Target;
-    /// Whether the step passes through a collection.
-    type Card: Card;
-    /// Calls `f` on every struct this value holds.
-    fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F);
-    /// The struct this value holds, if any (for single-valued steps). By
-    /// default the first one [`visit`](Self::visit) meets, which for a
-    /// single-valued step is the only one: a derived type's impl (one per
-    /// type in every user's crate) need not write it. Collections say `None`.
-    fn get(&self) -> Option<&Self::Target> {
-        let mut first = None;
-        self.visit(&mut |target| {
-            first.get_or_insert(target);
-        });
-        first
-    }
-    /// Whether this value is an absent `Option` (through `Box`es).
-    fn is_absent(&self) -> bool {
-        false
-    }
-}
+pub trait Hop: Audited<Card: Card> {}
 
-impl<T: Hop> Hop for Option<T> {
-    type Target = T::Target;
-    type Card = T::Card;
-    fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-        if let Some(x) = self {
-            x.visit(f)
-        }
-    }
-    fn get(&self) -> Option<&T::Target> {
-        self.as_ref()?.get()
-    }
-    fn is_absent(&self) -> bool {
-        self.as_ref().is_none_or(Hop::is_absent)
-    }
-}
-
-macro_rules! hop_through_pointer {
-    ($($ty:ty),*) => {$(
-        impl<T: Hop + ?Sized> Hop for $ty {
-            type Target = T::Target;
-            type Card = T::Card;
-            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-                (**self).visit(f)
-            }
-            fn get(&self) -> Option<&T::Target> {
-                (**self).get()
-            }
-            fn is_absent(&self) -> bool {
-                (**self).is_absent()
-            }
-        }
-    )*};
-}
-
-hop_through_pointer!(Box<T>, std::sync::Arc<T>, std::rc::Rc<T>);
+impl<T: Audited + ?Sized> Hop for T where T::Card: Card {}
 
 /// A collection a check path can pass through: its elements, in order (a
 /// map's values, in its iteration order).
@@ -159,47 +135,6 @@ collection! {
     [T] std::collections::BinaryHeap<T> => iter;
     [K, T] std::collections::BTreeMap<K, T> => values;
     [K, T, S] std::collections::HashMap<K, T, S> => values;
-}
-
-macro_rules! hop_through_collection {
-    ($([$($generics:tt)*] $ty:ty;)*) => {$(
-        impl<$($generics)*> Hop for $ty {
-            type Target = T::Target;
-            type Card = Many;
-            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-                for x in self.items() {
-                    x.visit(f)
-                }
-            }
-            fn get(&self) -> Option<&T::Target> {
-                None
-            }
-        }
-    )*};
-}
-
-hop_through_collection! {
-    [T: Hop] Vec<T>;
-    [T: Hop] std::collections::VecDeque<T>;
-    [T: Hop] std::collections::LinkedList<T>;
-    [T: Hop, const N: usize] [T; N];
-    [T: Hop] [T];
-    [T: Hop] std::collections::BTreeSet<T>;
-    [T: Hop, S] std::collections::HashSet<T, S>;
-    [T: Hop] std::collections::BinaryHeap<T>;
-    [K, T: Hop] std::collections::BTreeMap<K, T>;
-    [K, T: Hop, S] std::collections::HashMap<K, T, S>;
-}
-
-impl<T> Hop for Sourced<T> {
-    type Target = Sourced<T>;
-    type Card = One;
-    fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
-        f(self)
-    }
-    fn get(&self) -> Option<&Self> {
-        Some(self)
-    }
 }
 
 /// Demands that a check path may step into `H` (the error users see when a
