@@ -21,6 +21,7 @@
 #                -j1 rustc gets no extra jobserver tokens, so its codegen runs on
 #                one thread and wall time is close to CPU time)
 #   IR=0         skip counting the LLVM IR functions and lines of each crate
+#   NODES=0      skip counting the incremental dependency graph of each crate
 #   TIME_PASSES=1   also print rustc's -Ztime-passes of both crates, per mode
 #   INSTRUCTIONS=1  also count instructions of each crate's full build under
 #                   callgrind: deterministic, slow (minutes)
@@ -256,6 +257,34 @@ if [ "${IR:-1}" = 1 ]; then
     rm -f "$ll"
   done
   printf '  ratio          %s x lines\n\n' "$(echo "scale=2; ${irl[cost-extract]} / ${irl[cost-baseline]}" | bc)"
+fi
+
+# ---- incremental dep graph: deterministic --------------------------------------
+# A warm incremental build re-validates and re-saves the dependency graph of
+# the crate's queries, so the per-type part of its node count follows what
+# each derived type adds to the edit loop, without the machine's noise
+# (-Zincremental-info). About 24,000 of the extract crate's extra nodes do
+# not grow with N: naming `extract` loads its dependencies (the default
+# `anthropic` client's tokio, reqwest, rustls...), and every trait lookup
+# then scans them. They are cheap: a baseline that names `extract` too gets
+# them and builds no slower.
+if [ "${NODES:-1}" = 1 ]; then
+  echo "incremental dependency graph (-Zincremental-info, warm session):"
+  declare -A nodes
+  for crate in "${crates[@]}"; do
+    # Twice: the -Z flag's RUSTC_BOOTSTRAP invalidates the session once.
+    for run in 1 2; do
+      touch "$gen/$crate/src/lib.rs"
+      COST_BOOTSTRAP=1 cargo rustc -p "$crate" --lib -- -C "incremental=$gen/incremental/$crate" -Zincremental-info \
+        > "$gen/$crate.incr-info" 2>&1 || { cat "$gen/$crate.incr-info" >&2; exit 1; }
+    done
+    nodes[$crate]=$(sed -n 's/.*Total Node Count: \([0-9]*\).*/\1/p' "$gen/$crate.incr-info")
+    edges=$(sed -n 's/.*Total Edge Count: \([0-9]*\).*/\1/p' "$gen/$crate.incr-info")
+    printf '  %-14s %8d nodes %10d edges\n' "$crate" "${nodes[$crate]}" "$edges"
+  done
+  printf '  ratio          %s x nodes; per pair the derive adds %d nodes\n\n' \
+    "$(echo "scale=3; ${nodes[cost-extract]} / ${nodes[cost-baseline]}" | bc)" \
+    "$(( (nodes[cost-extract] - nodes[cost-baseline]) / N ))"
 fi
 
 # ---- timed builds, alternating ------------------------------------------------
