@@ -23,8 +23,8 @@
 #   IR=0         skip counting the LLVM IR functions and lines of each crate
 #   NODES=0      skip counting the incremental dependency graph of each crate
 #   TIME_PASSES=1   also print rustc's -Ztime-passes of both crates, per mode
-#   INSTRUCTIONS=1  also count instructions of each crate's full build under
-#                   callgrind: deterministic, slow (minutes)
+#   INSTRUCTIONS=1  also count instructions of each crate's build, per mode in
+#                   MODES, under callgrind: deterministic, slow (minutes)
 #   USE=1        each crate also uses every record type once, as an application
 #                would: the baseline deserializes it (serde_json::from_value),
 #                the extract crate validates it (extract::validate). The walk and
@@ -336,16 +336,24 @@ if [ -n "${TIME_PASSES:-}" ]; then
 fi
 
 if [ -n "${INSTRUCTIONS:-}" ]; then
-  echo "instructions of each crate's full build (callgrind, all rustc threads):"
-  declare -A ins
-  for crate in "${crates[@]}"; do
-    rm -f "$gen/callgrind."*
-    touch "$gen/$crate/src/lib.rs"
-    COST_CALLGRIND=$gen/callgrind cargo rustc -p "$crate" --lib 2> "$log" || { cat "$log" >&2; exit 1; }
-    ins[$crate]=$(cat "$gen/callgrind."* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { printf "%.0f\n", s }')
-    printf '  %-14s %16d\n' "$crate" "${ins[$crate]}"
+  for mode in $MODES; do
+    echo "instructions of each crate's $mode build (callgrind, all rustc threads):"
+    declare -A ins
+    for crate in "${crates[@]}"; do
+      extra=()
+      if [ "$mode" = incr ]; then
+        extra=(-C "incremental=$gen/incremental/$crate")
+        measure "$crate" incr > /dev/null # the session is warm, as in the timed builds
+      fi
+      rm -f "$gen/callgrind."*
+      touch "$gen/$crate/src/lib.rs"
+      COST_CALLGRIND=$gen/callgrind cargo rustc -p "$crate" --lib -- ${extra[@]+"${extra[@]}"} 2> "$log" \
+        || { cat "$log" >&2; exit 1; }
+      ins[$crate]=$(cat "$gen/callgrind."* | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { printf "%.0f\n", s }')
+      printf '  %-14s %16d\n' "$crate" "${ins[$crate]}"
+    done
+    printf '  ratio          %s x\n' "$(echo "scale=3; ${ins[cost-extract]} / ${ins[cost-baseline]}" | bc)"
   done
-  printf '  ratio          %s x\n' "$(echo "scale=2; ${ins[cost-extract]} / ${ins[cost-baseline]}" | bc)"
   # Leave the crates fresh for a normal build.
   for crate in "${crates[@]}"; do touch "$gen/$crate/src/lib.rs"; done
   cargo build -p cost-baseline -p cost-extract 2> "$log"
