@@ -288,7 +288,8 @@ if [ "${NODES:-1}" = 1 ]; then
 fi
 
 # ---- timed builds, alternating ------------------------------------------------
-for mode in $MODES; do
+# R=0 skips them (for the deterministic counts alone).
+[ "$R" -gt 0 ] && for mode in $MODES; do
   for crate in "${crates[@]}"; do measure "$crate" "$mode" > /dev/null; done # warm-up
   echo "mode $mode: rustc of the crate alone, wall s / CPU s (user+sys) / peak RSS MB"
   printf '  %-6s %-24s %-24s\n' round cost-baseline cost-extract
