@@ -280,6 +280,10 @@ if [ "${NODES:-1}" = 1 ]; then
     done
     nodes[$crate]=$(sed -n 's/.*Total Node Count: \([0-9]*\).*/\1/p' "$gen/$crate.incr-info")
     edges=$(sed -n 's/.*Total Edge Count: \([0-9]*\).*/\1/p' "$gen/$crate.incr-info")
+    if [ -z "${nodes[$crate]}" ] || [ -z "$edges" ]; then
+      echo "no node or edge count in rustc's -Zincremental-info output: see $gen/$crate.incr-info" >&2
+      exit 1
+    fi
     printf '  %-14s %8d nodes %10d edges\n' "$crate" "${nodes[$crate]}" "$edges"
   done
   printf '  ratio          %s x nodes; per pair the derive adds %d nodes\n\n' \

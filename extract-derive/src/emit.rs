@@ -61,7 +61,7 @@ pub fn extractable(container: &Container) -> TokenStream {
     let describe_probes = (!nested.is_empty()).then(|| quote!(use #p::probes::*;));
     // The model fills every field: the derived code reads them all, as a
     // validator of them, so none is reported as never read.
-    let hop = hop(quote!(let _ = (#(&self.#read,)*);));
+    let path_items = path_items(quote!(let _ = (#(&self.#read,)*);));
 
     quote! {
         #[automatically_derived]
@@ -82,7 +82,7 @@ pub fn extractable(container: &Container) -> TokenStream {
                 );
                 #p::Some(&INFO)
             };
-            #hop
+            #path_items
         }
     }
 }
@@ -95,7 +95,7 @@ pub(crate) fn shape_of(field: &Field) -> &Shape {
 /// The items of a type's `Audited` impl that let other types' check paths
 /// step into it (what the runtime's `Hop` reads): part of the one impl, as
 /// an impl of its own would be one more for every user's crate to check.
-fn hop(reads: TokenStream) -> TokenStream {
+fn path_items(reads: TokenStream) -> TokenStream {
     let p = private();
     quote! {
         type Target = Self;
@@ -142,7 +142,7 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let hop = hop(TokenStream::new());
+    let path_items = path_items(TokenStream::new());
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
@@ -151,7 +151,7 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = #p::None;
-            #hop
+            #path_items
         }
     }
 }

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::{FieldPath, Segment};
 
 /// A derived type's names, tags and checks, as the derive saw them.
-#[derive(Debug)]
 pub struct TypeInfo {
     /// The Rust name of the type.
     pub rust_name: &'static str,
@@ -28,7 +27,7 @@ pub struct TypeInfo {
     /// The `#[check]`s, as written: see [`TypeInfo::checks`].
     checks: Described<CheckMeta>,
     /// What the runtime derives from the description, built on first use.
-    runtime: RuntimeCell,
+    state: StateCell,
 }
 
 /// A type's fields or checks: typed (a hand-written description), or in
@@ -52,7 +51,7 @@ impl<T> Described<T> {
 
 /// What the runtime keeps for a type for the process: the decoded fields
 /// and checks, and the cache [`TypeInfo::cached`] fills.
-struct Runtime {
+struct TypeState {
     fields: &'static [FieldInfo],
     checks: &'static [CheckMeta],
     /// Type-erased: what it holds (the structural validator) belongs to a
@@ -60,26 +59,60 @@ struct Runtime {
     cache: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
-/// The one mutable part of a description: a pointer to its [`Runtime`],
+/// The one mutable part of a description: a pointer to its [`TypeState`],
 /// null until first use. One atomic, where three `OnceLock`s would each be a
 /// chain of `const fn` calls for the user's crate to evaluate per type.
-struct RuntimeCell(AtomicPtr<Runtime>);
+struct StateCell(AtomicPtr<TypeState>);
 
-impl RuntimeCell {
-    const fn empty() -> RuntimeCell {
-        RuntimeCell(AtomicPtr::new(std::ptr::null_mut()))
+// `AtomicPtr` is `Sync` whatever it points to: what it shares between
+// threads must be too.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<TypeState>()
+};
+
+impl StateCell {
+    const fn empty() -> StateCell {
+        StateCell(AtomicPtr::new(std::ptr::null_mut()))
     }
 }
 
-impl fmt::Debug for RuntimeCell {
+impl fmt::Debug for StateCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let built = !self.0.load(Ordering::Acquire).is_null();
-        f.write_str(if built { "Runtime(built)" } else { "Runtime(empty)" })
+        f.write_str(if built { "TypeState(built)" } else { "TypeState(empty)" })
     }
 }
 
-/// How a [`Shape::Named`] finds the named type's description.
+/// A named type's description: `Some` for a derived type, `None` for a leaf.
 pub type NestedInfo = Option<&'static TypeInfo>;
+
+/// A nested description shows as its type's name: the descriptions of
+/// recursive types point at each other.
+struct NestedName(NestedInfo);
+
+impl fmt::Debug for NestedName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(info) => f.debug_tuple("Some").field(&info.rust_name).finish(),
+            None => f.write_str("None"),
+        }
+    }
+}
+
+impl fmt::Debug for TypeInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypeInfo")
+            .field("rust_name", &self.rust_name)
+            .field("tool_name", &self.tool_name)
+            .field("description", &self.description)
+            .field("fields", &self.fields)
+            .field("nested", &self.nested.iter().map(|n| NestedName(*n)).collect::<Vec<_>>())
+            .field("checks", &self.checks)
+            .field("state", &self.state)
+            .finish()
+    }
+}
 
 impl TypeInfo {
     /// A type's description with typed fields (with an empty cache).
@@ -110,7 +143,7 @@ impl TypeInfo {
             fields: Described::Typed(fields),
             nested: &[],
             checks: Described::Typed(checks),
-            runtime: RuntimeCell::empty(),
+            state: StateCell::empty(),
         }
     }
 
@@ -152,20 +185,20 @@ impl TypeInfo {
             fields: Described::Encoded(fields),
             nested,
             checks: Described::Encoded(checks),
-            runtime: RuntimeCell::empty(),
+            state: StateCell::empty(),
         }
     }
 
     /// The fields the model sees, in declaration order (skipped fields are
-    /// absent). An encoded description is decoded once, on first use, and
-    /// kept for the process.
+    /// absent). An encoded description is decoded on first use (at most
+    /// once per thread racing to it; one result is kept for the process).
     pub fn fields(&'static self) -> &'static [FieldInfo] {
-        self.runtime().fields
+        self.state().fields
     }
 
     /// The `#[check]`s of the type (decoded once, as [`fields`](Self::fields) are).
     pub fn checks(&'static self) -> &'static [CheckMeta] {
-        self.runtime().checks
+        self.state().checks
     }
 
     /// The value `init` computes for this type, computed on first use and
@@ -173,7 +206,7 @@ impl TypeInfo {
     /// `C` (the runtime keeps one cache type).
     #[doc(hidden)]
     pub fn cached<C: Any + Send + Sync>(&'static self, init: impl FnOnce() -> C) -> &'static C {
-        self.runtime()
+        self.state()
             .cache
             .get_or_init(|| Box::new(init()))
             .downcast_ref()
@@ -182,29 +215,25 @@ impl TypeInfo {
 
     /// The runtime's part, built on first use: decoding happens at most
     /// once per racing thread, and the first to publish wins.
-    fn runtime(&'static self) -> &'static Runtime {
-        let built = self.runtime.0.load(Ordering::Acquire);
+    fn state(&'static self) -> &'static TypeState {
+        let built = self.state.0.load(Ordering::Acquire);
         if !built.is_null() {
-            // SAFETY: a non-null pointer was published by `build_runtime`
+            // SAFETY: a non-null pointer was published by `build_state`
             // from a leaked `Box` and is never freed or replaced.
             return unsafe { &*built };
         }
-        self.build_runtime()
+        self.build_state()
     }
 
     #[cold]
-    fn build_runtime(&'static self) -> &'static Runtime {
-        let fresh = Box::into_raw(Box::new(Runtime {
+    fn build_state(&'static self) -> &'static TypeState {
+        let fresh = Box::into_raw(Box::new(TypeState {
             fields: self.fields.resolve(|text| decode_fields(self.rust_name, text, self.nested)),
             checks: self.checks.resolve(|text| decode_checks(self.rust_name, text)),
             cache: OnceLock::new(),
         }));
-        match self.runtime.0.compare_exchange(
-            std::ptr::null_mut(),
-            fresh,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
+        match self.state.0.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire)
+        {
             // SAFETY: `fresh` came from `Box::into_raw` and is now published for good.
             Ok(_) => unsafe { &*fresh },
             Err(winner) => {
@@ -252,7 +281,6 @@ impl FieldInfo {
 /// How a field's type holds values, as the derive read it: the containers
 /// (and the path steps each adds) down to the values inside. The semantic
 /// walk follows the same shape through the values themselves.
-#[derive(Debug)]
 pub enum Shape {
     /// Nothing the walk looks into: text, numbers, dates, and any type the
     /// derive knows holds no derived value.
@@ -270,6 +298,20 @@ pub enum Shape {
     Map(&'static Shape),
     /// A tuple: `[index]` selects an element.
     Tuple(&'static [Shape]),
+}
+
+impl fmt::Debug for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shape::Leaf => f.write_str("Leaf"),
+            Shape::Named(info) => f.debug_tuple("Named").field(&NestedName(*info)).finish(),
+            Shape::Sourced(inner) => f.debug_tuple("Sourced").field(inner).finish(),
+            Shape::Wrap(inner) => f.debug_tuple("Wrap").field(inner).finish(),
+            Shape::Seq(inner) => f.debug_tuple("Seq").field(inner).finish(),
+            Shape::Map(inner) => f.debug_tuple("Map").field(inner).finish(),
+            Shape::Tuple(elements) => f.debug_tuple("Tuple").field(elements).finish(),
+        }
+    }
 }
 
 impl Shape {
@@ -621,6 +663,15 @@ mod tests {
         &[IN_ITEM, IN_ITEM],
         "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
     );
+
+    #[test]
+    fn a_recursive_description_debugs_as_names_not_forever() {
+        static NODE: TypeInfo =
+            TypeInfo::derived("Node", "node", "", "dchildren\u{1}\u{1}SN", &[Some(&NODE)], "");
+        let shown = format!("{NODE:?} {:?}", NODE.fields());
+        assert!(shown.contains(r#"nested: [Some("Node")]"#), "{shown}");
+        assert!(shown.contains(r#"shape: Seq(Named(Some("Node")))"#), "{shown}");
+    }
 
     #[test]
     fn threads_racing_to_decode_a_description_all_get_the_one_published() {

@@ -314,7 +314,7 @@ pub trait Audited {
     /// constant only where it is read.
     const TYPE_INFO: Option<&'static TypeInfo> = None;
 
-    /// For check paths ([`Hop`]): the struct a step into this value reaches.
+    /// For check paths ([`Hop`](super::Hop)): the struct a step into this value reaches.
     /// The same impl serves the walk and the paths, so a derived type writes
     /// one impl for both.
     type Target;
@@ -383,6 +383,23 @@ audit_wrapper! {
     [T: Audited + ?Sized] &T;
 }
 
+/// A collection's items for check paths: every element (a map's values)
+/// is reached, and the step passes through a collection.
+macro_rules! path_through_collection {
+    () => {
+        type Target = T::Target;
+        type Card = <T::Card as Reach>::Plural;
+        fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
+            for x in self.items() {
+                x.visit(f)
+            }
+        }
+        fn get(&self) -> Option<&T::Target> {
+            None
+        }
+    };
+}
+
 macro_rules! audit_sequence {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
@@ -390,16 +407,7 @@ macro_rules! audit_sequence {
                 audit.each(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
-            type Target = T::Target;
-            type Card = <T::Card as Reach>::Plural;
-            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-                for x in self.items() {
-                    x.visit(f)
-                }
-            }
-            fn get(&self) -> Option<&T::Target> {
-                None
-            }
+            path_through_collection!();
         }
     )*};
 }
@@ -422,16 +430,7 @@ macro_rules! audit_map {
                 audit.each_entry(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
-            type Target = T::Target;
-            type Card = <T::Card as Reach>::Plural;
-            fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
-                for x in self.items() {
-                    x.visit(f)
-                }
-            }
-            fn get(&self) -> Option<&T::Target> {
-                None
-            }
+            path_through_collection!();
         }
     )*};
 }
@@ -615,7 +614,7 @@ impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
 /// Path resolution passes over an inherent item whose bounds do not hold, so
 /// the choice is made where the derive writes it, with no function for the
 /// user's crate to compile.
-pub struct NestedProbe<T: ?Sized>(pub PhantomData<T>);
+pub struct NestedProbe<T: ?Sized>(PhantomData<T>);
 
 impl<T: Audited + ?Sized> NestedProbe<T> {
     /// The derived type's description.

@@ -16,11 +16,6 @@ pub struct Many;
 
 /// How many values a path names so far; combined hop by hop with [`Or`].
 /// [`Stop`] is none: a value whose `Audited::Card` it is cannot be stepped into.
-#[diagnostic::on_unimplemented(
-    message = "a check path cannot pass through this value: it does not derive `Extractable`",
-    label = "this step needs a type that derives `Extractable`",
-    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one)"
-)]
 pub trait Card: Copy + Default {
     /// Whether the path so far names one value (so an absent `Option` on it
     /// makes the whole aggregate absent, not just one element).
@@ -102,6 +97,9 @@ pub struct Stop;
 )]
 pub trait Hop: Audited<Card: Card> {}
 
+// Not recommended: an error then names the value the path cannot step into
+// (with `Hop`'s message), not the `Audited` or `Card` bound behind it.
+#[diagnostic::do_not_recommend]
 impl<T: Audited + ?Sized> Hop for T where T::Card: Card {}
 
 /// A collection a check path can pass through: its elements, in order (a

@@ -35,7 +35,8 @@ const MAX_VALUE_DEPTH: usize = 128;
 
 /// The compiled schema validator of one type.
 ///
-/// Build it once per type (the derive keeps it in a `OnceLock`) and call
+/// Build it once per type (the runtime keeps it with the type's description,
+/// see `TypeInfo::cached`) and call
 /// [`violations`](StructureValidator::violations) for every output serde
 /// rejects, and for every output when
 /// [`needs_schema_pass`](StructureValidator::needs_schema_pass) says serde
