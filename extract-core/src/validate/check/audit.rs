@@ -319,7 +319,7 @@ pub trait Audited {
     /// one impl for both.
     type Target;
     /// Whether a step into this value passes through a collection
-    /// ([`One`], [`Many`]), or [`Stop`] for a value a path cannot step into.
+    /// ([`One`], [`Many`](super::Many)), or [`Stop`] for a value a path cannot step into.
     type Card: Reach;
     /// Calls `f` on every struct a step into this value reaches.
     fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F) {
