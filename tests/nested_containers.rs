@@ -251,3 +251,26 @@ fn a_tagged_null_inside_a_sourced_value_escalates() {
     assert_eq!(v.code, "missing_field");
     assert!(!v.recoverable, "the tag inside the Sourced value is honoured");
 }
+
+/// A type that names itself as `Self` in a field: its description and its
+/// nested checks work as with its own name.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(weight >= 0)]
+struct Section {
+    weight: i64,
+    children: Vec<Self>,
+    parent: Option<Box<Self>>,
+}
+
+#[test]
+fn a_type_that_names_itself_as_self_is_walked_to_any_depth() {
+    let output = json!({
+        "weight": 1,
+        "children": [{"weight": 2, "children": [{"weight": -3, "children": [], "parent": null}], "parent": null}],
+        "parent": null,
+    });
+    let violations = violations_of::<Section>(&output);
+    let paths: Vec<String> = violations.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(paths, ["children[0].children[0].weight"], "{violations:?}");
+    assert!(Section::tool().description.contains("weight >= 0"), "{}", Section::tool().description);
+}

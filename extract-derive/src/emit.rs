@@ -20,6 +20,8 @@ pub fn extractable(container: &Container) -> TokenStream {
     // One string literal and one constant per named type, where a slice of
     // `FieldInfo`s would be many constants for the user's crate to compile.
     let (fields, nested) = encoding::fields(container.fields.iter().filter(|f| !f.skipped));
+    // The descriptions live in a static, where `Self` means nothing.
+    let nested: Vec<TokenStream> = nested.into_iter().map(|tokens| self_named(tokens, ty)).collect();
     let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();
     let checks = encoding::join(&metas, encoding::CHECK_MARK);
     let runs: Vec<TokenStream> = container
@@ -85,6 +87,27 @@ pub fn extractable(container: &Container) -> TokenStream {
             #path_items
         }
     }
+}
+
+/// `tokens` with every `Self` replaced by the type's name `ty`.
+fn self_named(tokens: TokenStream, ty: &syn::Ident) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Ident(ident) if ident == "Self" => {
+                let mut name = ty.clone();
+                name.set_span(ident.span());
+                TokenTree::Ident(name)
+            }
+            TokenTree::Group(group) => {
+                let mut inner = Group::new(group.delimiter(), self_named(group.stream(), ty));
+                inner.set_span(group.span());
+                TokenTree::Group(inner)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The shape of a field; `validate::walkable` has rejected the fields without one.
