@@ -91,23 +91,14 @@ pub fn extractable(container: &Container) -> TokenStream {
 
 /// `tokens` with every `Self` replaced by the type's name `ty`.
 fn self_named(tokens: TokenStream, ty: &syn::Ident) -> TokenStream {
-    use proc_macro2::{Group, TokenTree};
-    tokens
-        .into_iter()
-        .map(|tree| match tree {
-            TokenTree::Ident(ident) if ident == "Self" => {
-                let mut name = ty.clone();
-                name.set_span(ident.span());
-                TokenTree::Ident(name)
-            }
-            TokenTree::Group(group) => {
-                let mut inner = Group::new(group.delimiter(), self_named(group.stream(), ty));
-                inner.set_span(group.span());
-                TokenTree::Group(inner)
-            }
-            other => other,
-        })
-        .collect()
+    lower::map_tokens(tokens, &mut |tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) if ident == "Self" => {
+            let mut name = ty.clone();
+            name.set_span(ident.span());
+            proc_macro2::TokenTree::Ident(name)
+        }
+        other => other,
+    })
 }
 
 /// The shape of a field; `validate::walkable` has rejected the fields without one.

@@ -1,9 +1,10 @@
-//! Lowers a check to typed Rust: one function per check that evaluates the
-//! rule over `__this`, and the static description (`CheckMeta`) the runtime
-//! shows in messages and in the tool description. Calls carry the spans of
+//! Lowers a check to typed Rust: one closure per check, inside the type's
+//! `audit`, that evaluates the rule over `__this`, and the encoded
+//! description (`CheckMeta`) the runtime shows in messages and in the tool
+//! description. Calls carry the spans of
 //! the user's tokens, so a type error lands inside the attribute.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
 use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
@@ -396,17 +397,27 @@ fn step(base: &str, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStr
 /// `tokens` with every span set to `span` (groups included), so rustc can
 /// point at the user's token for the whole expression.
 fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    map_tokens(tokens, &mut |mut tree| {
+        tree.set_span(span);
+        tree
+    })
+}
+
+/// `tokens` with `f` applied to every token, inside groups too: a group is
+/// rebuilt around its mapped stream (keeping its span), then given to `f`.
+pub fn map_tokens(tokens: TokenStream, f: &mut impl FnMut(TokenTree) -> TokenTree) -> TokenStream {
     tokens
         .into_iter()
-        .map(|mut tree| {
-            if let proc_macro2::TokenTree::Group(group) = &tree {
-                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                tree = proc_macro2::TokenTree::Group(inner);
-            } else {
-                tree.set_span(span);
-            }
-            tree
+        .map(|tree| {
+            let tree = match tree {
+                TokenTree::Group(group) => {
+                    let mut inner = proc_macro2::Group::new(group.delimiter(), map_tokens(group.stream(), f));
+                    inner.set_span(group.span());
+                    TokenTree::Group(inner)
+                }
+                other => other,
+            };
+            f(tree)
         })
         .collect()
 }
