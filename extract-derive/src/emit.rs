@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, private};
+use crate::check::lower::{self, private, probes, runtime};
 use crate::container::{Container, Field};
 use crate::encoding;
 use crate::shape::Shape;
@@ -12,6 +12,8 @@ use crate::shape::Shape;
 /// Everything the derive generates for a well-formed struct.
 pub fn extractable(container: &Container) -> TokenStream {
     let p = private();
+    let rt = runtime();
+    let probes = probes();
     let ty = &container.ident;
     let rust_name = ty.to_string();
     let tool_name = &container.tool_name;
@@ -33,7 +35,7 @@ pub fn extractable(container: &Container) -> TokenStream {
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
             let __this = self;
-            let __info = <Self as #p::Extractable>::__describe();
+            let __info = <Self as #rt::Extractable>::__describe();
         }
     });
     let walks: Vec<TokenStream> = container
@@ -47,23 +49,31 @@ pub fn extractable(container: &Container) -> TokenStream {
             Some(quote!(__audit.enter(#json); #walk __audit.leave();))
         })
         .collect();
+    // The model fills every field: the derived code reads them all, as a
+    // validator of them, so none is reported as never read. The reads sit in
+    // `audit` if the type has one, else in a closure in the static below (a
+    // closure is less for rustc to check than a function of its own).
+    let read: Vec<&syn::Ident> = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident).collect();
     // A type with nothing to check or descend into keeps `audit`'s default.
-    let audit = (!runs.is_empty() || !walks.is_empty()).then(|| {
-        quote! {
+    let (audit, static_reads) = if runs.is_empty() && walks.is_empty() {
+        (None, Some(quote!(let _ = |__x: &#ty| { let _ = (#(&__x.#read,)*); };)))
+    } else {
+        let audit = quote! {
             #[allow(clippy::all)]
             fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
-                use #p::probes::*;
+                #probes
+                let _ = (#(&self.#read,)*);
                 #check_scope
                 #(#runs)*
                 #(#walks)*
             }
-        }
-    });
-    let read: Vec<&syn::Ident> = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident).collect();
-    let describe_probes = (!nested.is_empty()).then(|| quote!(use #p::probes::*;));
-    // The model fills every field: the derived code reads them all, as a
-    // validator of them, so none is reported as never read.
-    let path_items = path_items(quote!(let _ = (#(&self.#read,)*);));
+        };
+        (Some(audit), None)
+    };
+    // The nested descriptions are named through the probes' import; a type
+    // without any spells the runtime's path out rather than import it.
+    let (nested_probes, q) = if nested.is_empty() { (None, &p) } else { (Some(&probes), &rt) };
+    let path_items = path_items();
 
     quote! {
         #[automatically_derived]
@@ -73,16 +83,19 @@ pub fn extractable(container: &Container) -> TokenStream {
         impl #p::Audited for #ty {
             #audit
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = {
-                #describe_probes
-                static INFO: #p::TypeInfo = #p::TypeInfo::derived(
-                    #rust_name,
-                    #tool_name,
-                    #description,
-                    #fields,
-                    &[#(#nested),*],
-                    #checks,
-                );
-                #p::Some(&INFO)
+                #nested_probes
+                static INFO: #q::TypeInfo = {
+                    #static_reads
+                    #q::TypeInfo::derived(
+                        #rust_name,
+                        #tool_name,
+                        #description,
+                        #fields,
+                        &[#(#nested),*],
+                        #checks,
+                    )
+                };
+                #q::Some(&INFO)
             };
             #path_items
         }
@@ -109,15 +122,13 @@ pub(crate) fn shape_of(field: &Field) -> &Shape {
 /// The items of a type's `Audited` impl that let other types' check paths
 /// step into it (what the runtime's `Hop` reads): part of the one impl, as
 /// an impl of its own would be one more for every user's crate to check.
-fn path_items(reads: TokenStream) -> TokenStream {
+/// `Own` says the type is its own target, so the trait's default `visit`
+/// serves it and the derive writes none.
+fn path_items() -> TokenStream {
     let p = private();
     quote! {
         type Target = Self;
-        type Card = #p::One;
-        fn visit<'__a, __F: FnMut(&'__a Self)>(&'__a self, f: &mut __F) {
-            #reads
-            f(self)
-        }
+        type Card = #p::Own;
     }
 }
 
@@ -156,7 +167,7 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let path_items = path_items(TokenStream::new());
+    let path_items = path_items();
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors

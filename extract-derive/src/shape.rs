@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{GenericArgument, PathArguments, Type};
 
-use crate::check::lower::private;
+use crate::check::lower::runtime;
 
 /// A field type's shape.
 pub enum Shape {
@@ -170,7 +170,7 @@ impl Shape {
     /// to `out`, and for each named type the constant that holds its
     /// description to `nested` (written where the probe traits are in scope).
     pub fn encode(&self, out: &mut String, nested: &mut Vec<TokenStream>) {
-        let p = private();
+        let p = runtime();
         match self {
             Shape::Leaf => out.push('L'),
             Shape::Named(ty) => {
@@ -214,7 +214,7 @@ impl Shape {
     /// named type that is not derived leaves nothing to walk in it); any
     /// other is walked step by step here.
     pub fn walk(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
-        let p = private();
+        let p = runtime();
         if self.walked_by_runtime() {
             return Some(quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);));
         }
@@ -222,7 +222,7 @@ impl Shape {
     }
 
     fn walk_steps(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
-        let p = private();
+        let p = runtime();
         let walk_inner = |inner: &Shape| inner.walk(quote!(__v), recoverable);
         Some(match self {
             Shape::Leaf => return None,

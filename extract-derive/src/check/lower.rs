@@ -11,9 +11,26 @@ use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
 use crate::container::Field;
 use crate::encoding::{ITEM_MARK, PART_MARK, PATH_MARK, join};
 
-/// The runtime path every generated call goes through.
+/// The runtime's hidden module by its full path: for what the derive writes
+/// outside a body (impl headers, signatures, associated types).
 pub fn private() -> TokenStream {
     quote!(::extract::__private)
+}
+
+/// The runtime's hidden module inside a derived body, which starts with
+/// `use ::extract::__private::probes::*` (see [`probes`]): the glob brings
+/// the module in as `__extract`, one token where the full path is six. Every
+/// token the derive writes costs it and rustc time in each user's build, and
+/// a check is mostly runtime paths.
+pub fn runtime() -> TokenStream {
+    quote!(__extract)
+}
+
+/// The import every derived body starts with: the probe traits, and the
+/// runtime's module as [`runtime`] names it.
+pub fn probes() -> TokenStream {
+    let p = private();
+    quote!(use #p::probes::*;)
 }
 
 /// A check's description in the runtime's encoding (see
@@ -62,7 +79,7 @@ pub fn meta(check: &Check) -> String {
 /// `__this` is the value and `__info` its type's description. The rule is a
 /// closure, not a function of its own: one body fewer to compile per check.
 pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
-    let p = private();
+    let p = runtime();
     match &check.kind {
         CheckKind::With(path) => {
             let call = quote_spanned!(syn::spanned::Spanned::span(path)=> #path(__this));
@@ -106,7 +123,7 @@ pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
 }
 
 fn tolerance_tokens(check: &Check) -> TokenStream {
-    let p = private();
+    let p = runtime();
     match &check.tolerance {
         Some(syn::Lit::Float(f)) => {
             let text = f.base10_digits().to_string();
@@ -154,7 +171,7 @@ impl Lowering<'_> {
 
     /// An expression of type `Option<V>` for the node.
     fn lower(&mut self, node: &Node) -> TokenStream {
-        let p = private();
+        let p = runtime();
         match node {
             Node::Path(path) => match self.own_number(path) {
                 Some(value) => self.atom(value, true),
@@ -276,7 +293,7 @@ impl Lowering<'_> {
     /// where any other path goes through the probes (the derive cannot see
     /// through a type alias). `None` for any other path.
     fn own_number(&self, path: &FieldPath) -> Option<TokenStream> {
-        let p = private();
+        let p = runtime();
         let [hop] = path.hops.as_slice() else { return None };
         let field = self.fields.iter().find(|f| f.ident == *hop)?;
         if is_number_type(&field.ty) {
@@ -288,7 +305,7 @@ impl Lowering<'_> {
 
     /// A comparison operand: an enum variant is allowed here, by reference.
     fn operand(&mut self, node: &Node) -> TokenStream {
-        let p = private();
+        let p = runtime();
         match node {
             Node::Variant(path) => quote!(#p::Some(&#path)),
             _ => self.lower(node),
@@ -322,7 +339,7 @@ impl Lowering<'_> {
     /// either side compares by `PartialEq`. The operands are named with the
     /// operator's span, so a type error lands on the operator.
     fn comparison(&mut self, op: Op, span: Span, lhs: &Node, rhs: &Node) -> TokenStream {
-        let p = private();
+        let p = runtime();
         let l = syn::Ident::new("__l", span);
         let r = syn::Ident::new("__r", span);
         let variant = |n: &Node| matches!(n, Node::Variant(_));
@@ -366,7 +383,7 @@ fn option_argument(ty: &syn::Type) -> Option<&syn::Type> {
 
 /// `Option<&Leaf>` for a single-valued path.
 fn single_path(path: &FieldPath) -> TokenStream {
-    let p = private();
+    let p = runtime();
     let hops = &path.hops;
     let last = hops.last().expect("paths have a hop");
     if hops.len() == 1 {
@@ -384,7 +401,7 @@ fn single_path(path: &FieldPath) -> TokenStream {
 /// One step into `base.hop`: the demand that the type derives `Extractable`
 /// (its error carries the hop's span), then the step itself.
 fn step(base: &str, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStream) -> TokenStream {
-    let p = private();
+    let p = runtime();
     // Every token of the stepped expression carries the hop's span, so an
     // error about the step points at the user's token.
     let base = syn::Ident::new(base, hop.span());
@@ -425,7 +442,7 @@ pub fn map_tokens(tokens: TokenStream, f: &mut impl FnMut(TokenTree) -> TokenTre
 /// Visits every value of an aggregate's path, adding each to `__acc`; an
 /// absent `Option` where the path names one value sets `__absent`.
 fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
-    let p = private();
+    let p = runtime();
     let hops = &path.hops;
     let last = hops.last().expect("paths have a hop");
     let base = if hops.len() == 1 { quote!(__this) } else { quote!(__h) };
@@ -539,7 +556,7 @@ fn encode(pieces: &[Piece]) -> String {
 
 /// How the operand `value` (an `Option` of an operand) shows in a message.
 fn shown(value: TokenStream) -> TokenStream {
-    let p = private();
+    let p = runtime();
     quote! {
         match &#value {
             #p::Some(__v) => (&&&&&#p::Probe(#p::Val::val(__v))).show(),

@@ -10,7 +10,7 @@ use crate::schema::CheckMeta;
 use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
-use super::path::{Collection, One, Reach, Stop};
+use super::path::{Collection, DefaultVisit, Own, Reach, Stop};
 use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
@@ -320,10 +320,11 @@ pub trait Audited {
     type Target;
     /// Whether a step into this value passes through a collection
     /// ([`One`], [`Many`](super::Many)), or [`Stop`] for a value a path cannot step into.
-    type Card: Reach;
-    /// Calls `f` on every struct a step into this value reaches.
+    type Card: Reach + DefaultVisit<Self>;
+    /// Calls `f` on every struct a step into this value reaches. By default
+    /// the value itself if its `Card` is [`Own`], else nothing.
     fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F) {
-        let _ = f;
+        <Self::Card as DefaultVisit<Self>>::visit(self, f)
     }
     /// The struct a single-valued step reaches, if any: by default the first
     /// one [`visit`](Self::visit) meets, which for a single-valued step is
@@ -359,7 +360,7 @@ macro_rules! audit_wrapper {
             }
             const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
             type Target = T::Target;
-            type Card = T::Card;
+            type Card = <T::Card as Reach>::Wrapped;
             fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
                 if let Some(x) = Wrapper::inner(self) {
                     x.visit(f)
@@ -637,13 +638,7 @@ impl<T: 'static> Audited for Sourced<T> {
     }
     // A check path steps into `value` and `quote`.
     type Target = Sourced<T>;
-    type Card = One;
-    fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
-        f(self)
-    }
-    fn get(&self) -> Option<&Self> {
-        Some(self)
-    }
+    type Card = Own;
 }
 
 /// The text to find in the quote, for text values (`String`, `Box<str>`,

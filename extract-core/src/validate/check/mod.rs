@@ -27,10 +27,12 @@ pub use ops::*;
 pub use path::*;
 pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
 
-/// Every trait the derived code calls a probe's method through, imported
-/// without a name: generated code brings them all into scope with one
-/// `use probes::*`, one import per type where a list would be one per trait
-/// (each a separate item for the user's crate to resolve and hash).
+/// What every derived body imports with one `use probes::*` (one import
+/// per body, where a list would be one per name, each a separate item for
+/// the user's crate to resolve and hash): every trait the derived code calls
+/// a probe's method through, imported without a name, and this module as
+/// `__extract`, so the derived code names the runtime in one token where
+/// `::extract::__private` is six.
 pub mod probes {
     pub use super::{
         AuditRecurse as _, AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
@@ -38,6 +40,7 @@ pub mod probes {
         ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _,
         StepHop as _, StepHopEach as _,
     };
+    pub use crate::__private as __extract;
 }
 
 /// Why a check could not be evaluated.

@@ -14,6 +14,15 @@ pub struct One;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Many;
 
+/// The [`Audited::Card`] of a value that is itself the struct a step into it
+/// reaches (`Target = Self`): a type that derives `Extractable`, or a
+/// `Sourced`. A path through it names one value, as through [`One`]; the
+/// difference is that such a value needs no `visit` of its own, since the
+/// default one (see [`DefaultVisit`]) visits the value itself. That is one
+/// body fewer for every derived type to compile.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Own;
+
 /// How many values a path names so far; combined hop by hop with [`Or`].
 /// [`Stop`] is none: a value whose `Audited::Card` it is cannot be stepped into.
 pub trait Card: Copy + Default {
@@ -26,6 +35,9 @@ impl Card for One {
 }
 impl Card for Many {
     const ONE: bool = false;
+}
+impl Card for Own {
+    const ONE: bool = true;
 }
 
 /// The card of a path after one more hop.
@@ -45,6 +57,12 @@ impl Or<One> for Many {
 impl Or<Many> for Many {
     type Out = Many;
 }
+impl Or<Own> for One {
+    type Out = One;
+}
+impl Or<Own> for Many {
+    type Out = Many;
+}
 
 /// Satisfied by a path that names one value.
 #[diagnostic::on_unimplemented(
@@ -53,6 +71,7 @@ impl Or<Many> for Many {
 )]
 pub trait IsOne {}
 impl IsOne for One {}
+impl IsOne for Own {}
 
 /// Satisfied by a path that passes through a collection.
 #[diagnostic::on_unimplemented(
@@ -68,16 +87,50 @@ impl IsMany for Many {}
 /// can be stepped into at all".
 pub trait Reach {
     /// The reach through a collection of such values.
-    type Plural: Reach;
+    type Plural: Reach + VisitsNothing;
+    /// The reach through an `Option`, `Box` or other [`Wrapper`](super::Wrapper)
+    /// of such a value: as far, but the wrapper is not its own target.
+    type Wrapped: Reach + VisitsNothing;
 }
 impl Reach for One {
     type Plural = Many;
+    type Wrapped = One;
 }
 impl Reach for Many {
     type Plural = Many;
+    type Wrapped = Many;
+}
+impl Reach for Own {
+    type Plural = Many;
+    type Wrapped = One;
 }
 impl Reach for Stop {
     type Plural = Stop;
+    type Wrapped = Stop;
+}
+
+/// What [`Audited::visit`] does when an impl does not say, chosen by the
+/// value's `Card`: a value whose card is [`Own`] visits itself; any other
+/// visits nothing (containers say what they reach in their own `visit`).
+pub trait DefaultVisit<T: Audited + ?Sized> {
+    /// Calls `f` on what a step into `value` reaches.
+    fn visit<'a, F: FnMut(&'a T::Target)>(value: &'a T, f: &mut F);
+}
+
+impl<T: Audited<Target = T>> DefaultVisit<T> for Own {
+    fn visit<'a, F: FnMut(&'a T)>(value: &'a T, f: &mut F) {
+        f(value)
+    }
+}
+
+/// The cards whose default `visit` reaches nothing: every card but [`Own`].
+pub trait VisitsNothing {}
+impl VisitsNothing for One {}
+impl VisitsNothing for Many {}
+impl VisitsNothing for Stop {}
+
+impl<C: VisitsNothing, T: Audited + ?Sized> DefaultVisit<T> for C {
+    fn visit<'a, F: FnMut(&'a T::Target)>(_value: &'a T, _f: &mut F) {}
 }
 
 /// The [`Audited::Card`] of a value a check path cannot step into: text,
