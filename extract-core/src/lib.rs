@@ -44,8 +44,8 @@ pub mod __private {
     pub use crate::schema::{
         CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, PART_MARK, PATH_MARK, Shape, TypeInfo,
     };
-    pub use crate::validate::Extractable;
     pub use crate::validate::check::*;
+    pub use crate::validate::{Extractable, require_extractable};
     pub use crate::vocabulary::Segment;
     pub use schemars;
     pub use serde;

@@ -77,13 +77,11 @@ pub fn extractable(container: &Container) -> TokenStream {
 
     quote! {
         #[automatically_derived]
-        impl #p::Extractable for #ty {}
-
-        #[automatically_derived]
         impl #p::Audited for #ty {
             #audit
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = {
                 #nested_probes
+                #q::require_extractable::<#ty>();
                 static INFO: #q::TypeInfo = {
                     #static_reads
                     #q::TypeInfo::derived(
@@ -171,8 +169,6 @@ pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
-        #[automatically_derived]
-        impl #impl_generics #p::Extractable for #ident #ty_generics #where_clause {}
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = #p::None;

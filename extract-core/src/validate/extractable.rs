@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::check::Audited;
+use super::check::{Audited, Own};
 use super::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
 
@@ -11,14 +11,15 @@ use crate::{Tool, TypeInfo};
 /// structural validator and its semantic checks. Derive it with
 /// `#[derive(Extractable)]`; do not implement it by hand.
 ///
-/// The derive writes two small impls per type and nothing else: this one,
-/// empty, and [`Audited`](super::check::Audited), whose `TYPE_INFO`
-/// constant holds the type's description (and its cache), whose walk runs
-/// the checks, then the nested values, and whose `Target`, `Card` and
-/// `visit` let other types' check paths step into it. Everything that does
-/// not depend on the type lives in the runtime, behind those few items, to
-/// keep down what every crate that derives types compiles
-/// (`benches/compile_cost.sh` measures it).
+/// The derive writes one small impl per type and nothing else:
+/// [`Audited`](super::check::Audited), whose `TYPE_INFO` constant holds the
+/// type's description (and its cache), whose walk runs the checks, then the
+/// nested values, and whose `Target` and `Card` let other types' check
+/// paths step into it. Its `Card` is [`Own`](super::check::Own), which only
+/// a derived type says; that makes the type `Extractable` through the one
+/// blanket impl below. Everything that does not depend on the type lives in
+/// the runtime, behind those few items, to keep down what every crate that
+/// derives types compiles (`benches/compile_cost.sh` measures it).
 pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The tool definition a model fills in: name, description (with the list
     /// of checks) and the input schema.
@@ -36,6 +37,15 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
 
 /// What is computed once per type and kept for the process: the tool and the
 /// structural validator compiled from its schema.
+// The one impl: what the derive writes is the `Audited` impl alone.
+impl<T: Audited<Card = Own, Target = T> + JsonSchema + DeserializeOwned> Extractable for T {}
+
+/// Demands, in the constant the derive writes, that the type is
+/// [`Extractable`]: a missing `JsonSchema` or `Deserialize` is then an error
+/// at the derive, not at the first call that extracts the type.
+#[doc(hidden)]
+pub const fn require_extractable<T: Extractable>() {}
+
 #[doc(hidden)]
 pub struct TypeCache {
     pub tool: Tool,

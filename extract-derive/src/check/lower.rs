@@ -275,9 +275,9 @@ impl Lowering<'_> {
                         let visit = aggregate_path(path, span);
                         quote! {{
                             let mut __acc = #acc;
-                            let __absent = #p::Cell::new(false);
+                            let mut __absent = false;
                             #visit
-                            if __absent.get() { #p::None } else { __acc.finish()? }
+                            if __absent { #p::None } else { __acc.finish()? }
                         }}
                     }
                 };
@@ -449,14 +449,14 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     let require = respan(quote!(#p::require_many(__c)), func_span);
     let mut body = quote_spanned!(last.span()=>
         if (&&&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); }) {
-            __absent.set(true);
+            __absent = true;
         }
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { "__this" } else { "__h" };
         body = step(base, hop, |value| {
             let each = respan(quote!(#value.each), hop.span());
-            quote!(if #each(__c, |__h, __c| { #body }) { __absent.set(true); })
+            quote!(if #each(__c, |__h, __c| { #body }) { __absent = true; })
         });
     }
     quote! {{

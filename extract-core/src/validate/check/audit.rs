@@ -10,7 +10,7 @@ use crate::schema::CheckMeta;
 use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, TypeInfo, Violation};
 
 use super::EvalError;
-use super::path::{Collection, DefaultVisit, Own, Reach, Stop};
+use super::path::{Collection, DefaultVisit, One, Reach, Stop};
 use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
@@ -636,9 +636,13 @@ impl<T: 'static> Audited for Sourced<T> {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
     }
-    // A check path steps into `value` and `quote`.
+    // A check path steps into `value` and `quote`. Its card is `One`, not
+    // `Own`: `Own` is what makes a derived type `Extractable`.
     type Target = Sourced<T>;
-    type Card = Own;
+    type Card = One;
+    fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
+        f(self)
+    }
 }
 
 /// The text to find in the quote, for text values (`String`, `Box<str>`,
