@@ -455,7 +455,7 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { "__this" } else { "__h" };
         body = step(base, hop, |value| {
-            let each = respan(quote!(#value.each), hop.span());
+            let each = respan(quote!(#value.step_each), hop.span());
             quote!(if #each(__c, |__h, __c| { #body }) { __absent = true; })
         });
     }

@@ -228,13 +228,13 @@ pub trait StepHopEach<'a, C> {
     type Out: Card;
     /// `f` on every struct inside; `true` when the value is an absent
     /// `Option` where the path names one value, which makes the aggregate absent.
-    fn each<F: FnMut(&'a Self::Target, Self::Out)>(&self, card: C, f: F) -> bool;
+    fn step_each<F: FnMut(&'a Self::Target, Self::Out)>(&self, card: C, f: F) -> bool;
 }
 
 impl<'a, T: Hop, C: Card + Or<T::Card>> StepHopEach<'a, C> for &Step<'a, T> {
     type Target = T::Target;
     type Out = <C as Or<T::Card>>::Out;
-    fn each<F: FnMut(&'a T::Target, Self::Out)>(&self, _card: C, mut f: F) -> bool {
+    fn step_each<F: FnMut(&'a T::Target, Self::Out)>(&self, _card: C, mut f: F) -> bool {
         if C::ONE && self.0.is_absent() {
             return true;
         }
@@ -251,7 +251,7 @@ pub trait StepAny<'a> {
     /// The value itself.
     fn single(&self) -> Option<&'a Self::Target>;
     /// `f` on the value itself.
-    fn each<C: Card, F: FnMut(&'a Self::Target, C)>(&self, card: C, f: F) -> bool;
+    fn step_each<C: Card, F: FnMut(&'a Self::Target, C)>(&self, card: C, f: F) -> bool;
 }
 
 impl<'a, T> StepAny<'a> for Step<'a, T> {
@@ -259,7 +259,7 @@ impl<'a, T> StepAny<'a> for Step<'a, T> {
     fn single(&self) -> Option<&'a T> {
         Some(self.0)
     }
-    fn each<C: Card, F: FnMut(&'a T, C)>(&self, card: C, mut f: F) -> bool {
+    fn step_each<C: Card, F: FnMut(&'a T, C)>(&self, card: C, mut f: F) -> bool {
         f(self.0, card);
         false
     }
