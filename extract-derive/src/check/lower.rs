@@ -108,17 +108,28 @@ pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
                 }
                 PlaceholderTarget::Side => None,
             });
+            // A rule that is a comparison, `!` or a logical operator already
+            // gives `Option<bool>`; anything else (a `bool` field, `unique`)
+            // is turned into one by `verdict`.
+            let verdict = if gives_truth(node) { body } else { quote!(#p::verdict(#body)) };
+            // The closure's signature comes from `run_check`'s bound.
             quote! {
-                __audit.run_check(
-                    __info,
-                    #index,
-                    |__rec: &mut #p::Recorder| -> #p::Result<#p::Option<bool>, #p::EvalError> {
-                        #(#placeholders)*
-                        #p::Ok(#p::verdict(#body))
-                    },
-                );
+                __audit.run_check(__info, #index, |__rec| {
+                    #(#placeholders)*
+                    #p::Ok(#verdict)
+                });
             }
         }
+    }
+}
+
+/// Whether the node is a comparison, `!` or `&&`/`||`: an `Option<bool>` as lowered.
+fn gives_truth(node: &Node) -> bool {
+    match node {
+        Node::Binary { op, .. } => op.is_comparison() || matches!(op, Op::And | Op::Or),
+        Node::Not(..) => true,
+        Node::Paren(inner) => gives_truth(inner),
+        _ => false,
     }
 }
 
@@ -454,15 +465,20 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { "__this" } else { "__h" };
+        // The path starts out naming one value.
+        let card = if i == 0 { quote!(#p::One) } else { quote!(__c) };
         body = step(base, hop, |value| {
             let each = respan(quote!(#value.step_each), hop.span());
-            quote!(if #each(__c, |__h, __c| { #body }) { __absent = true; })
+            quote!(if #each(#card, |__h, __c| { #body }) { __absent = true; })
         });
     }
-    quote! {{
-        let __c = #p::One;
-        #body
-    }}
+    if hops.len() == 1 {
+        return quote! {{
+            let __c = #p::One;
+            #body
+        }};
+    }
+    body
 }
 
 /// The operands a failure message shows the values of.
