@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, private, probes, runtime};
+use crate::check::lower::{self, nested_probes, private, probes, runtime};
 use crate::container::{Container, Field};
 use crate::encoding;
 use crate::shape::Shape;
@@ -35,7 +35,7 @@ pub fn extractable(container: &Container) -> TokenStream {
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
             let __this = self;
-            let __info = <Self as #rt::Extractable>::__describe();
+            let __info = <Self as #rt::Audited>::TYPE_INFO;
         }
     });
     let walks: Vec<TokenStream> = container
@@ -49,30 +49,28 @@ pub fn extractable(container: &Container) -> TokenStream {
             Some(quote!(__audit.enter(#json); #walk __audit.leave();))
         })
         .collect();
-    // The model fills every field: the derived code reads them all, as a
-    // validator of them, so none is reported as never read. The reads sit in
-    // `audit` if the type has one, else in a closure in the static below (a
-    // closure is less for rustc to check than a function of its own).
-    let read: Vec<&syn::Ident> = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident).collect();
     // A type with nothing to check or descend into keeps `audit`'s default.
-    let (audit, static_reads) = if runs.is_empty() && walks.is_empty() {
-        (None, Some(quote!(let _ = |__x: &#ty| { let _ = (#(&__x.#read,)*); };)))
-    } else {
-        let audit = quote! {
+    let audit = (!runs.is_empty() || !walks.is_empty()).then(|| {
+        quote! {
             #[allow(clippy::all)]
             fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
                 #probes
-                let _ = (#(&self.#read,)*);
                 #check_scope
                 #(#runs)*
                 #(#walks)*
             }
-        };
-        (Some(audit), None)
-    };
+        }
+    });
+    // The model fills every field: the derived code reads them all, as a
+    // validator of them, so none is reported as never read. A pattern that
+    // binds each field counts as reading it, and a `let` of it without a
+    // value needs no function body to sit in: it goes in the constant.
+    let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
+    let bindings = (0usize..).map(|i| quote::format_ident!("__field{}", i));
+    let reads = quote!(let #ty { #(#read: #bindings,)* .. };);
     // The nested descriptions are named through the probes' import; a type
     // without any spells the runtime's path out rather than import it.
-    let (nested_probes, q) = if nested.is_empty() { (None, &p) } else { (Some(&probes), &rt) };
+    let (nested_probes, q) = if nested.is_empty() { (None, &p) } else { (Some(nested_probes()), &rt) };
     let path_items = path_items();
 
     quote! {
@@ -82,17 +80,15 @@ pub fn extractable(container: &Container) -> TokenStream {
             const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = {
                 #nested_probes
                 #q::require_extractable::<#ty>();
-                static INFO: #q::TypeInfo = {
-                    #static_reads
-                    #q::TypeInfo::derived(
-                        #rust_name,
-                        #tool_name,
-                        #description,
-                        #fields,
-                        &[#(#nested),*],
-                        #checks,
-                    )
-                };
+                #reads
+                static INFO: #q::TypeInfo = #q::TypeInfo::derived(
+                    #rust_name,
+                    #tool_name,
+                    #description,
+                    #fields,
+                    &[#(#nested),*],
+                    #checks,
+                );
                 #q::Some(&INFO)
             };
             #path_items

@@ -26,11 +26,19 @@ pub fn runtime() -> TokenStream {
     quote!(__extract)
 }
 
-/// The import every derived body starts with: the probe traits, and the
+/// The import a derived `audit` starts with: the probe traits, and the
 /// runtime's module as [`runtime`] names it.
 pub fn probes() -> TokenStream {
     let p = private();
     quote!(use #p::probes::*;)
+}
+
+/// The import of a derived description that names other types: the
+/// fallback trait of their descriptions, and the runtime's module as
+/// [`runtime`] names it.
+pub fn nested_probes() -> TokenStream {
+    let p = private();
+    quote!(use #p::nested_probes::*;)
 }
 
 /// A check's description in the runtime's encoding (see

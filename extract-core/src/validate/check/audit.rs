@@ -84,13 +84,15 @@ impl<'d> Audit<'d> {
         self.violations.push(violation);
     }
 
-    /// Runs one `#[check]` of a value whose type is described by `info`.
+    /// Runs one `#[check]` of a value whose type is described by `info`
+    /// (the type's `TYPE_INFO`, which a derived type always has: read only
+    /// to report a failure, so the derived code passes the constant as is).
     /// `eval` is run once without recording; only when the check fails is it
     /// run again to record the values for the message.
     #[inline]
     pub fn run_check(
         &mut self,
-        info: &'static TypeInfo,
+        info: Option<&'static TypeInfo>,
         index: usize,
         mut eval: impl FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
@@ -101,7 +103,7 @@ impl<'d> Audit<'d> {
 
     fn run_check_dyn(
         &mut self,
-        info: &'static TypeInfo,
+        info: Option<&'static TypeInfo>,
         index: usize,
         eval: &mut dyn FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
@@ -110,6 +112,7 @@ impl<'d> Audit<'d> {
             Ok(_) => return,
             Err(e) => Some(e),
         };
+        let info = described(info);
         // The description is read only to report a failure.
         let meta = &info.checks()[index];
         let mut recorder = Recorder::on();
@@ -140,11 +143,12 @@ impl<'d> Audit<'d> {
     /// Runs check `index` of `info`, a `#[check(with = function)]` check.
     pub fn run_with<E: std::fmt::Display>(
         &mut self,
-        info: &'static TypeInfo,
+        info: Option<&'static TypeInfo>,
         index: usize,
         result: Result<(), E>,
     ) {
         if let Err(error) = result {
+            let info = described(info);
             let meta = &info.checks()[index];
             let name = meta.with.unwrap_or("check");
             let code = meta.code.map_or(Code::CHECK_FAILED, Code::new_static);
@@ -340,6 +344,11 @@ pub trait Audited {
     fn is_absent(&self) -> bool {
         false
     }
+}
+
+/// The description of a type whose checks run: only derived types have checks.
+fn described(info: Option<&'static TypeInfo>) -> &'static TypeInfo {
+    info.expect("a type with checks derives `Extractable`, which describes it")
 }
 
 /// The first of two descriptions that is there (`Option::or`, usable in a constant).

@@ -27,7 +27,7 @@ pub use ops::*;
 pub use path::*;
 pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
 
-/// What every derived body imports with one `use probes::*` (one import
+/// What a derived `audit` imports with one `use probes::*` (one import
 /// per body, where a list would be one per name, each a separate item for
 /// the user's crate to resolve and hash): every trait the derived code calls
 /// a probe's method through, imported without a name, and this module as
@@ -36,10 +36,19 @@ pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque
 pub mod probes {
     pub use super::{
         AuditRecurse as _, AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
-        LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _, LeafPlain as _, NestedNone as _,
-        ShowDebug as _, ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _,
-        StepHop as _, StepHopEach as _,
+        LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _, LeafPlain as _, ShowDebug as _,
+        ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _, StepHop as _,
+        StepHopEach as _,
     };
+    pub use crate::__private as __extract;
+}
+
+/// What a derived description that names other types imports: the
+/// fallback of [`NestedProbe`] and, as in [`probes`], this module as
+/// `__extract`. Every trait in scope is one more that each path and method
+/// of the body is looked up in, so the description imports only its own.
+pub mod nested_probes {
+    pub use super::NestedNone as _;
     pub use crate::__private as __extract;
 }
 
