@@ -216,7 +216,7 @@ impl Shape {
     pub fn walk(&self, value: TokenStream, recoverable: bool) -> Option<TokenStream> {
         let p = runtime();
         if self.walked_by_runtime() {
-            return Some(quote!((&&#p::AuditProbe(#value)).audit_value::<__L>(__audit, #recoverable);));
+            return Some(quote!(#p::AuditProbe(#value).audit_value::<__L>(__audit, #recoverable);));
         }
         self.walk_steps(value, recoverable)
     }

@@ -589,20 +589,17 @@ impl Audit<'_> {
     }
 }
 
-/// The probe the walk meets a named type with: `(&&AuditProbe(value)).audit_value(...)`
-/// descends when the type is [`Audited`] and does nothing otherwise (a leaf:
-/// an enum, a newtype, text).
+/// The probe the walk meets a named type with: `AuditProbe(value).audit_value(...)`
+/// descends when the type is [`Audited`] (the inherent method, whose bound
+/// method resolution checks before it settles on it) and does nothing
+/// otherwise ([`AuditSkip`]'s: a leaf such as an enum, a newtype, text).
+/// One step of method resolution, where autoref probes take one per level.
 pub struct AuditProbe<'a, T: ?Sized>(pub &'a T);
 
-/// Descends into a value whose type is [`Audited`].
-pub trait AuditRecurse {
+impl<T: Audited + ?Sized> AuditProbe<'_, T> {
     /// Audits the value.
-    fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool);
-}
-
-impl<T: Audited + ?Sized> AuditRecurse for &AuditProbe<'_, T> {
     #[inline]
-    fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
+    pub fn audit_value<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         self.0.audit::<L>(audit, recoverable);
     }
 }

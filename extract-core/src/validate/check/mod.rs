@@ -17,8 +17,7 @@ mod render;
 
 pub use aggregate::*;
 pub use audit::{
-    Audit, AuditProbe, AuditRecurse, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe,
-    Wrapper,
+    Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
@@ -35,7 +34,7 @@ pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque
 /// `::extract::__private` is six.
 pub mod probes {
     pub use super::{
-        AuditRecurse as _, AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
+        AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
         LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _, LeafPlain as _, ShowDebug as _,
         ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _, StepHop as _,
         StepHopEach as _,
