@@ -45,6 +45,7 @@ pub mod __private {
         CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, PART_MARK, PATH_MARK, Shape, TypeInfo,
     };
     pub use crate::validate::check::*;
+    pub use crate::__derived_items as derived_items;
     pub use crate::validate::{Extractable, require_extractable};
     pub use crate::vocabulary::Segment;
     pub use schemars;

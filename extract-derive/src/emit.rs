@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::check::lower::{self, nested_probes, private, probes, runtime};
+use crate::check::lower::{self, private, probes, runtime};
 use crate::container::{Container, Field};
 use crate::encoding;
 use crate::shape::Shape;
@@ -61,37 +61,18 @@ pub fn extractable(container: &Container) -> TokenStream {
             }
         }
     });
-    // The model fills every field: the derived code reads them all, as a
-    // validator of them, so none is reported as never read. A pattern that
-    // binds each field counts as reading it, and a `let` of it without a
-    // value needs no function body to sit in: it goes in the constant.
     let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
-    let bindings = (0usize..).map(|i| quote::format_ident!("__field{}", i));
-    let reads = quote!(let #ty { #(#read: #bindings,)* .. };);
-    // The nested descriptions are named through the probes' import; a type
-    // without any spells the runtime's path out rather than import it.
-    let (nested_probes, q) = if nested.is_empty() { (None, &p) } else { (Some(nested_probes()), &rt) };
-    let path_items = path_items();
 
+    // The items the checks and fields do not shape are written by the
+    // runtime's `derived_items!` (see there): rustc expands it itself.
     quote! {
         #[automatically_derived]
         impl #p::Audited for #ty {
             #audit
-            const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = {
-                #nested_probes
-                #q::require_extractable::<#ty>();
-                #reads
-                static INFO: #q::TypeInfo = #q::TypeInfo::derived(
-                    #rust_name,
-                    #tool_name,
-                    #description,
-                    #fields,
-                    &[#(#nested),*],
-                    #checks,
-                );
-                #q::Some(&INFO)
-            };
-            #path_items
+            #p::derived_items! {
+                #ty, #rust_name, #tool_name, #description, #fields,
+                [#((#nested))*], #checks, [#(#read)*]
+            }
         }
     }
 }

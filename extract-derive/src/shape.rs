@@ -167,15 +167,14 @@ impl Shape {
     }
 
     /// Appends the shape in the runtime's encoding (see `TypeInfo::derived`)
-    /// to `out`, and for each named type the constant that holds its
-    /// description to `nested` (written where the probe traits are in scope).
+    /// to `out`, and each named type to `nested` (the runtime's
+    /// `derived_items!` finds their descriptions).
     pub fn encode(&self, out: &mut String, nested: &mut Vec<TokenStream>) {
-        let p = runtime();
         match self {
             Shape::Leaf => out.push('L'),
             Shape::Named(ty) => {
                 out.push('N');
-                nested.push(quote!(#p::NestedProbe::<#ty>::INFO));
+                nested.push(quote!(#ty));
             }
             Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
                 out.push(match self {

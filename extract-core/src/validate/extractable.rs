@@ -46,6 +46,44 @@ impl<T: Audited<Card = Own, Target = T> + JsonSchema + DeserializeOwned> Extract
 #[doc(hidden)]
 pub const fn require_extractable<T: Extractable>() {}
 
+/// The items of a derived type's `Audited` impl that its checks and fields
+/// do not shape: the description (`TYPE_INFO`, with the demand that the
+/// type is [`Extractable`] and a read of every field), and what check paths
+/// step into (`Target`, `Card`). `#[derive(Extractable)]` writes one call of
+/// this macro in place of these tokens: rustc expands a declarative macro
+/// itself, where every token a derive writes crosses the proc-macro bridge
+/// and costs each user's build (`benches/compile_cost.sh` measures it).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __derived_items {
+    (
+        $ty:ident, $rust_name:tt, $tool_name:tt, $description:tt, $fields:tt,
+        [$(($($nested:tt)*))*], $checks:tt, [$($field:tt)*]
+    ) => {
+        const TYPE_INFO: $crate::__private::Option<&'static $crate::__private::TypeInfo> = {
+            use $crate::__private::nested_probes::*;
+            $crate::__private::require_extractable::<$ty>();
+            // The model fills every field: the derived code reads them all,
+            // as a validator of them, so none is reported as never read. A
+            // pattern that binds a field reads it, and a `let` of it without
+            // a value needs no function body of its own.
+            #[allow(unused_variables)]
+            let $ty { $($field,)* .. };
+            static INFO: $crate::__private::TypeInfo = $crate::__private::TypeInfo::derived(
+                $rust_name,
+                $tool_name,
+                $description,
+                $fields,
+                &[$($crate::__private::NestedProbe::<$($nested)*>::INFO),*],
+                $checks,
+            );
+            $crate::__private::Some(&INFO)
+        };
+        type Target = Self;
+        type Card = $crate::__private::Own;
+    };
+}
+
 #[doc(hidden)]
 pub struct TypeCache {
     pub tool: Tool,

@@ -33,13 +33,6 @@ pub fn probes() -> TokenStream {
     quote!(use #p::probes::*;)
 }
 
-/// The import of a derived description that names other types: the
-/// fallback trait of their descriptions, and the runtime's module as
-/// [`runtime`] names it.
-pub fn nested_probes() -> TokenStream {
-    let p = private();
-    quote!(use #p::nested_probes::*;)
-}
 
 /// A check's description in the runtime's encoding (see
 /// `TypeInfo::derived`): its parts separated by `PART_MARK`.
