@@ -41,11 +41,11 @@ pub use vocabulary::{
 /// Items the derive's generated code reaches through `::extract::__private`. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__derived_items as derived_items;
     pub use crate::schema::{
         CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, PART_MARK, PATH_MARK, Shape, TypeInfo,
     };
     pub use crate::validate::check::*;
-    pub use crate::__derived_items as derived_items;
     pub use crate::validate::{Extractable, require_extractable};
     pub use crate::vocabulary::Segment;
     pub use schemars;

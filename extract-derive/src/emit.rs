@@ -94,19 +94,6 @@ pub(crate) fn shape_of(field: &Field) -> &Shape {
     field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 
-/// The items of a type's `Audited` impl that let other types' check paths
-/// step into it (what the runtime's `Hop` reads): part of the one impl, as
-/// an impl of its own would be one more for every user's crate to check.
-/// `Own` says the type is its own target, so the trait's default `visit`
-/// serves it and the derive writes none.
-fn path_items() -> TokenStream {
-    let p = private();
-    quote! {
-        type Target = Self;
-        type Card = #p::Own;
-    }
-}
-
 /// The head of an impl for the type: its name, its generics, and a where
 /// clause that asks of a generic type exactly what `Extractable` needs.
 struct TypeHead<'a> {
@@ -142,14 +129,12 @@ impl<'a> TypeHead<'a> {
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
     let head = TypeHead::of(input);
-    let path_items = path_items();
     let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
     quote! {
         #errors
         #[automatically_derived]
         impl #impl_generics #p::Audited for #ident #ty_generics #where_clause {
-            const TYPE_INFO: #p::Option<&'static #p::TypeInfo> = #p::None;
-            #path_items
+            #p::derived_items!(fallback);
         }
     }
 }

@@ -79,6 +79,18 @@ macro_rules! __derived_items {
             );
             $crate::__private::Some(&INFO)
         };
+        // What check paths step into: the type itself, one value (`Own`
+        // also gives it the trait's default `visit` and makes it
+        // `Extractable`). Written out here and below, not as a third arm:
+        // one more expansion per type costs more than these two lines.
+        type Target = Self;
+        type Card = $crate::__private::Own;
+    };
+    // A type whose derive failed: no description, but the type stays
+    // `Extractable`, so its other uses compile and one mistake is one error.
+    (fallback) => {
+        const TYPE_INFO: $crate::__private::Option<&'static $crate::__private::TypeInfo> =
+            $crate::__private::None;
         type Target = Self;
         type Card = $crate::__private::Own;
     };

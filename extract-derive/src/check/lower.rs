@@ -33,7 +33,6 @@ pub fn probes() -> TokenStream {
     quote!(use #p::probes::*;)
 }
 
-
 /// A check's description in the runtime's encoding (see
 /// `TypeInfo::derived`): its parts separated by `PART_MARK`.
 pub fn meta(check: &Check) -> String {
