@@ -326,7 +326,7 @@ pub trait Audited {
     /// ([`One`], [`Many`](super::Many)), or [`Stop`] for a value a path cannot step into.
     type Card: Reach + DefaultVisit<Self>;
     /// Calls `f` on every struct a step into this value reaches. By default
-    /// the value itself if its `Card` is [`Own`], else nothing.
+    /// the value itself if its `Card` is [`Own`](super::Own), else nothing.
     fn visit<'a, F: FnMut(&'a Self::Target)>(&'a self, f: &mut F) {
         <Self::Card as DefaultVisit<Self>>::visit(self, f)
     }
