@@ -1,7 +1,8 @@
 //! The derived code reads every field a model fills, so a field the program
-//! itself never reads is not reported as dead code: whether the type has
-//! checks (the reads sit in its walk) or not (they sit in its description).
-//! This file fails to compile, not just the test, if that stops holding.
+//! itself never reads is not reported as dead code, whether or not the type
+//! has checks, and whatever the fields are named (the reads are a pattern in
+//! the type's description constant, next to its static `INFO`). This file
+//! fails to compile, not just the test, if that stops holding.
 #![deny(dead_code)]
 
 use extract::Extractable;
@@ -9,11 +10,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-/// No checks and nothing nested: the derive writes no walk for it.
+/// No checks and nothing nested: the derive writes no walk for it. Its
+/// fields are named like the description's static and like a keyword.
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(non_snake_case)]
 struct Line {
     label: String,
     amount: f64,
+    INFO: Option<String>,
+    r#type: Option<String>,
 }
 
 /// Checks and a nested type: the derive writes a walk.
@@ -29,7 +34,7 @@ struct Bill {
 fn fields_only_the_model_fills_are_read_by_the_derived_code() {
     let output = json!({
         "number": "B-1",
-        "lines": [{ "label": "a", "amount": 1.5 }],
+        "lines": [{ "label": "a", "amount": 1.5, "INFO": null, "type": "x" }],
         "total": 1.5,
     });
     assert!(extract::validate::<Bill>(&output, "").is_ok());

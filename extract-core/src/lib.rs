@@ -50,7 +50,6 @@ pub mod __private {
     pub use crate::vocabulary::Segment;
     pub use schemars;
     pub use serde;
-    pub use std::cell::Cell;
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
 }

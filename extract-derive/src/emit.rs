@@ -1,5 +1,6 @@
-//! Code emission: the `Extractable` impl and the hidden impls the check
-//! language and the semantic walk reach nested types through.
+//! Code emission: the one `Audited` impl a type gets (the semantic walk,
+//! its checks, and a call of the runtime's `derived_items!` for the rest),
+//! and the fallback impl after a failed derive.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -61,7 +62,12 @@ pub fn extractable(container: &Container) -> TokenStream {
             }
         }
     });
-    let read = container.fields.iter().filter(|f| !f.skipped).map(|f| &f.ident);
+    // Each field read, under a binding of the derive's own (see `derived_items!`).
+    let read = container.fields.iter().filter(|f| !f.skipped).enumerate().map(|(i, f)| {
+        let ident = &f.ident;
+        let binding = quote::format_ident!("__field{}", i);
+        quote!(#ident #binding)
+    });
 
     // The items the checks and fields do not shape are written by the
     // runtime's `derived_items!` (see there): rustc expands it itself.
@@ -94,42 +100,13 @@ pub(crate) fn shape_of(field: &Field) -> &Shape {
     field.shape.as_ref().unwrap_or_else(|_| unreachable!("validated before emission"))
 }
 
-/// The head of an impl for the type: its name, its generics, and a where
-/// clause that asks of a generic type exactly what `Extractable` needs.
-struct TypeHead<'a> {
-    ident: &'a syn::Ident,
-    impl_generics: syn::ImplGenerics<'a>,
-    ty_generics: syn::TypeGenerics<'a>,
-    where_clause: TokenStream,
-}
-
-impl<'a> TypeHead<'a> {
-    /// For a generic type (which the derive rejects): bounds that hold
-    /// exactly when the type could be `Extractable`, so the fallback impl
-    /// adds no error of its own.
-    fn of(input: &'a syn::DeriveInput) -> TypeHead<'a> {
-        let p = private();
-        let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-        let ident = &input.ident;
-        let mut predicates: Vec<TokenStream> =
-            where_clause.map(|w| w.predicates.iter().map(|p| quote!(#p)).collect()).unwrap_or_default();
-        if !input.generics.params.is_empty() {
-            predicates.push(quote!(
-                #ident #ty_generics: #p::schemars::JsonSchema + #p::serde::de::DeserializeOwned + 'static
-            ));
-        }
-        let where_clause =
-            if predicates.is_empty() { TokenStream::new() } else { quote!(where #(#predicates),*) };
-        TypeHead { ident, impl_generics, ty_generics, where_clause }
-    }
-}
-
 /// After a failed derive: the errors, and an impl that keeps every other use
 /// of the type compiling, so one mistake gives one error.
 pub fn fallback(input: &syn::DeriveInput, errors: TokenStream) -> TokenStream {
     let p = private();
-    let head = TypeHead::of(input);
-    let TypeHead { ident, impl_generics, ty_generics, where_clause } = &head;
+    let ident = &input.ident;
+    // A generic type (which the derive rejects) gets the impl too.
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         #errors
         #[automatically_derived]

@@ -1,8 +1,11 @@
-//! The trait `#[derive(Extractable)]` implements: [`Extractable`].
+//! [`Extractable`], the trait every type that derives it has (through one
+//! blanket impl over what the derive writes), and the macro the derive's
+//! output calls.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use super::check::described;
 use super::check::{Audited, Own};
 use super::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
@@ -31,12 +34,10 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The derive's description of the type (kept by its `Audited` impl).
     #[inline]
     fn __describe() -> &'static TypeInfo {
-        <Self as Audited>::TYPE_INFO.expect("a derived type describes itself")
+        described(<Self as Audited>::TYPE_INFO)
     }
 }
 
-/// What is computed once per type and kept for the process: the tool and the
-/// structural validator compiled from its schema.
 // The one impl: what the derive writes is the `Audited` impl alone.
 impl<T: Audited<Card = Own, Target = T> + JsonSchema + DeserializeOwned> Extractable for T {}
 
@@ -58,23 +59,29 @@ pub const fn require_extractable<T: Extractable>() {}
 macro_rules! __derived_items {
     (
         $ty:ident, $rust_name:tt, $tool_name:tt, $description:tt, $fields:tt,
-        [$(($($nested:tt)*))*], $checks:tt, [$($field:tt)*]
+        [$(($($nested:tt)*))*], $checks:tt, [$($field:tt $binding:tt)*]
     ) => {
         const TYPE_INFO: $crate::__private::Option<&'static $crate::__private::TypeInfo> = {
-            use $crate::__private::nested_probes::*;
             $crate::__private::require_extractable::<$ty>();
             // The model fills every field: the derived code reads them all,
             // as a validator of them, so none is reported as never read. A
             // pattern that binds a field reads it, and a `let` of it without
-            // a value needs no function body of its own.
+            // a value needs no function body of its own. The bindings are
+            // the derive's own names, so no field name can clash with an
+            // item in scope.
             #[allow(unused_variables)]
-            let $ty { $($field,)* .. };
+            let $ty { $($field: $binding,)* .. };
             static INFO: $crate::__private::TypeInfo = $crate::__private::TypeInfo::derived(
                 $rust_name,
                 $tool_name,
                 $description,
                 $fields,
-                &[$($crate::__private::NestedProbe::<$($nested)*>::INFO),*],
+                // `NestedNone`, the fallback of a type that is not derived,
+                // is imported only where a type names others.
+                &[$({
+                    use $crate::__private::nested_probes::*;
+                    $crate::__private::NestedProbe::<$($nested)*>::INFO
+                }),*],
                 $checks,
             );
             $crate::__private::Some(&INFO)
@@ -96,6 +103,8 @@ macro_rules! __derived_items {
     };
 }
 
+/// What is computed once per type and kept for the process: the tool and the
+/// structural validator compiled from its schema.
 #[doc(hidden)]
 pub struct TypeCache {
     pub tool: Tool,

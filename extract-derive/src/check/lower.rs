@@ -12,7 +12,7 @@ use crate::container::Field;
 use crate::encoding::{ITEM_MARK, PART_MARK, PATH_MARK, join};
 
 /// The runtime's hidden module by its full path: for what the derive writes
-/// outside a body (impl headers, signatures, associated types).
+/// outside a body (impl headers, signatures).
 pub fn private() -> TokenStream {
     quote!(::extract::__private)
 }
@@ -456,27 +456,23 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     let p = runtime();
     let hops = &path.hops;
     let last = hops.last().expect("paths have a hop");
-    let base = if hops.len() == 1 { quote!(__this) } else { quote!(__h) };
+    // The path starts out naming one value: a single hop is on the struct
+    // itself, a deeper one inside the steps below.
+    let (base, card) =
+        if hops.len() == 1 { (quote!(__this), quote!(#p::One)) } else { (quote!(__h), quote!(__c)) };
     let require = respan(quote!(#p::require_many(__c)), func_span);
     let mut body = quote_spanned!(last.span()=>
-        if (&&&&&#p::LeafEach(&#base.#last, __c)).each(|__v, __c| { #require; __acc.add(__v); }) {
+        if (&&&&&#p::LeafEach(&#base.#last, #card)).each(|__v, __c| { #require; __acc.add(__v); }) {
             __absent = true;
         }
     );
     for (i, hop) in hops[..hops.len() - 1].iter().enumerate().rev() {
         let base = if i == 0 { "__this" } else { "__h" };
-        // The path starts out naming one value.
         let card = if i == 0 { quote!(#p::One) } else { quote!(__c) };
         body = step(base, hop, |value| {
             let each = respan(quote!(#value.step_each), hop.span());
             quote!(if #each(#card, |__h, __c| { #body }) { __absent = true; })
         });
-    }
-    if hops.len() == 1 {
-        return quote! {{
-            let __c = #p::One;
-            #body
-        }};
     }
     body
 }

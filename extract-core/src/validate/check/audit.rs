@@ -323,7 +323,9 @@ pub trait Audited {
     /// one impl for both.
     type Target;
     /// Whether a step into this value passes through a collection
-    /// ([`One`], [`Many`](super::Many)), or [`Stop`] for a value a path cannot step into.
+    /// ([`One`], [`Many`](super::Many)), reaches the value itself
+    /// ([`Own`](super::Own): a derived type), or [`Stop`] for a value a
+    /// path cannot step into.
     type Card: Reach + DefaultVisit<Self>;
     /// Calls `f` on every struct a step into this value reaches. By default
     /// the value itself if its `Card` is [`Own`](super::Own), else nothing.
@@ -346,9 +348,9 @@ pub trait Audited {
     }
 }
 
-/// The description of a type whose checks run: only derived types have checks.
-fn described(info: Option<&'static TypeInfo>) -> &'static TypeInfo {
-    info.expect("a type with checks derives `Extractable`, which describes it")
+/// The description of a derived type (only derived types have checks).
+pub(crate) fn described(info: Option<&'static TypeInfo>) -> &'static TypeInfo {
+    info.expect("a derived type describes itself")
 }
 
 /// The first of two descriptions that is there (`Option::or`, usable in a constant).
@@ -619,8 +621,8 @@ impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
 /// description with, in a constant: `NestedProbe::<T>::INFO` is the
 /// inherent constant below when `T` is [`Audited`], else [`NestedNone`]'s.
 /// Path resolution passes over an inherent item whose bounds do not hold, so
-/// the choice is made where the derive writes it, with no function for the
-/// user's crate to compile.
+/// the choice is made where `derived_items!` writes it, with no function for
+/// the user's crate to compile.
 pub struct NestedProbe<T: ?Sized>(PhantomData<T>);
 
 impl<T: Audited + ?Sized> NestedProbe<T> {

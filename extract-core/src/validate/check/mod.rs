@@ -16,6 +16,7 @@ mod path;
 mod render;
 
 pub use aggregate::*;
+pub(crate) use audit::described;
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
@@ -42,13 +43,12 @@ pub mod probes {
     pub use crate::__private as __extract;
 }
 
-/// What a derived description that names other types imports: the
-/// fallback of [`NestedProbe`] and, as in [`probes`], this module as
-/// `__extract`. Every trait in scope is one more that each path and method
-/// of the body is looked up in, so the description imports only its own.
+/// What a derived description imports where it names another type's: the
+/// fallback of [`NestedProbe`] for a type that is not derived. Every trait
+/// in scope is one more that each path and method of a body is looked up
+/// in, so the description imports only its own.
 pub mod nested_probes {
     pub use super::NestedNone as _;
-    pub use crate::__private as __extract;
 }
 
 /// Why a check could not be evaluated.
