@@ -5,8 +5,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::check::described;
-use super::check::{Audited, Own};
+use super::check::{Audited, Own, described};
 use super::structure::StructureValidator;
 use crate::{Tool, TypeInfo};
 

@@ -45,23 +45,22 @@ pub trait Or<B> {
     /// `Many` if either side is.
     type Out: Card;
 }
-impl Or<One> for One {
-    type Out = One;
+// The path so far (left) with the card of the next hop (right). A path
+// starts at `One`, so `Own` only ever stands on the right.
+macro_rules! or_table {
+    ($($a:ident + $b:ident => $out:ident;)*) => {$(
+        impl Or<$b> for $a {
+            type Out = $out;
+        }
+    )*};
 }
-impl Or<Many> for One {
-    type Out = Many;
-}
-impl Or<One> for Many {
-    type Out = Many;
-}
-impl Or<Many> for Many {
-    type Out = Many;
-}
-impl Or<Own> for One {
-    type Out = One;
-}
-impl Or<Own> for Many {
-    type Out = Many;
+or_table! {
+    One + One => One;
+    One + Own => One;
+    One + Many => Many;
+    Many + One => Many;
+    Many + Own => Many;
+    Many + Many => Many;
 }
 
 /// Satisfied by a path that names one value.
@@ -92,21 +91,19 @@ pub trait Reach {
     /// of such a value: as far, but the wrapper is not its own target.
     type Wrapped: Reach + VisitsNothing;
 }
-impl Reach for One {
-    type Plural = Many;
-    type Wrapped = One;
+macro_rules! reach_table {
+    ($($card:ident: plural $plural:ident, wrapped $wrapped:ident;)*) => {$(
+        impl Reach for $card {
+            type Plural = $plural;
+            type Wrapped = $wrapped;
+        }
+    )*};
 }
-impl Reach for Many {
-    type Plural = Many;
-    type Wrapped = Many;
-}
-impl Reach for Own {
-    type Plural = Many;
-    type Wrapped = One;
-}
-impl Reach for Stop {
-    type Plural = Stop;
-    type Wrapped = Stop;
+reach_table! {
+    One: plural Many, wrapped One;
+    Many: plural Many, wrapped Many;
+    Own: plural Many, wrapped One;
+    Stop: plural Stop, wrapped Stop;
 }
 
 /// What [`Audited::visit`] does when an impl does not say, chosen by the
