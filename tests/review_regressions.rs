@@ -45,6 +45,8 @@ enum Currency {
     Eur,
     Usd,
 }
+// Plain data inside a `Sourced`: the walk must be told it holds no checks.
+extract::leaf!(Currency);
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
 struct Provenance {

@@ -31,20 +31,25 @@ pub use run::{
     Outcome, Partial, Prompt, Reason, Report, Retries, RetriesError, Run, Stats, Validated, review,
     system_instructions,
 };
-pub use schema::{FieldInfo, NestedInfo, Shape, StrictError, Tool, TypeInfo};
+pub use schema::{StrictError, Tool};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};
 pub use vocabulary::{
     Code, Content, Document, FieldPath, Fingerprint, Layer, Reply, ReplyContent, Segment, Source, Truncation,
     Usage, Violation, Violations, quote_prefix,
 };
 
-/// Items the derive's generated code reaches through `::extract::__private`. Not public API.
+/// Items the derive's generated code reaches through `::extract::__private_v1`:
+/// hidden plumbing, not public API. Its name is the contract's version
+/// (`extract_contract::HIDDEN_MODULE`, which the assertion below ties it
+/// to), so a derive of another version fails to compile against this runtime.
 #[doc(hidden)]
-pub mod __private {
+pub mod __private_v1 {
     pub use crate::__derived_items as derived_items;
-    pub use crate::schema::{
-        CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, PART_MARK, PATH_MARK, Shape, TypeInfo,
+    pub use crate::{
+        __probe_leaf as probe_leaf, __probe_leaf_each as probe_leaf_each, __probe_show as probe_show,
+        __probe_step as probe_step,
     };
+    pub use crate::schema::{CheckMeta, FieldInfo, Shape, TypeInfo};
     pub use crate::validate::check::*;
     pub use crate::validate::{Extractable, require_extractable};
     pub use crate::vocabulary::Segment;
@@ -53,3 +58,8 @@ pub mod __private {
     pub use std::option::Option::{self, None, Some};
     pub use std::result::Result::{self, Err, Ok};
 }
+
+const _: () = assert!(
+    extract_contract::same_text(extract_contract::HIDDEN_MODULE, "__private_v1"),
+    "the hidden module's name is the contract's version: rename `__private_v1` with it"
+);

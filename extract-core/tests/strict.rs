@@ -3,7 +3,8 @@
 use std::collections::HashSet;
 
 use extract_core::structure::StructureValidator;
-use extract_core::{Tool, TypeInfo};
+use extract_core::Tool;
+use extract_core::__private_v1::TypeInfo;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -17,7 +18,7 @@ fn tool_of<T: JsonSchema>(name: &str) -> Tool {
     }
 }
 
-static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[], &[]);
+static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[]);
 
 /// Every object schema in `schema` (root, properties, items, branches, `$defs`), with its place.
 fn objects<'a>(schema: &'a Value, place: String, out: &mut Vec<(String, &'a Value)>) {

@@ -4,7 +4,8 @@
 use std::sync::OnceLock;
 
 use extract_core::structure::{StructureValidator, serde_violation};
-use extract_core::{FieldInfo, Layer, Shape, TypeInfo, Violation};
+use extract_core::__private_v1::{FieldInfo, Shape, TypeInfo};
+use extract_core::{Layer, Violation};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -67,7 +68,6 @@ static LINE_ITEM: TypeInfo = TypeInfo::new(
         field("amount", true, false),
         field("quantity", true, true),
     ],
-    &[],
 );
 
 static INVOICE: TypeInfo = TypeInfo::new(
@@ -81,8 +81,8 @@ static INVOICE: TypeInfo = TypeInfo::new(
         field("department", false, true),
         field("status", true, true),
         field("prior_status", false, true),
-        FieldInfo { shape: &Shape::Seq(&Shape::Named(Some(&LINE_ITEM))), ..field("line_items", true, true) },
-        FieldInfo { shape: &Shape::Wrap(&Shape::Named(Some(&LINE_ITEM))), ..field("shipping", false, true) },
+        FieldInfo { shape: &Shape::Seq(&Shape::Named(&LINE_ITEM)), ..field("line_items", true, true) },
+        FieldInfo { shape: &Shape::Wrap(&Shape::Named(&LINE_ITEM)), ..field("shipping", false, true) },
         field("stated_total", true, true),
         field("discount_pct", false, true),
         field("tags", true, true),
@@ -90,7 +90,6 @@ static INVOICE: TypeInfo = TypeInfo::new(
         field("contact", false, true),
         field("sequence", true, true),
     ],
-    &[],
 );
 
 fn schema() -> Value {

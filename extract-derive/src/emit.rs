@@ -19,30 +19,32 @@ pub fn extractable(container: &Container) -> TokenStream {
     let rust_name = ty.to_string();
     let tool_name = &container.tool_name;
     let description = &container.description;
+    let described = || container.fields.iter().filter(|f| !f.skipped);
 
-    // One string literal and one constant per named type, where a slice of
-    // `FieldInfo`s would be many constants for the user's crate to compile.
-    let (fields, nested) = encoding::fields(container.fields.iter().filter(|f| !f.skipped));
-    // The descriptions live in a static, where `Self` means nothing.
-    let nested: Vec<TokenStream> = nested.into_iter().map(|tokens| self_named(tokens, ty)).collect();
-    let metas: Vec<String> = container.checks.iter().map(lower::meta).collect();
-    let checks = encoding::join(&metas, encoding::CHECK_MARK);
-    let runs: Vec<TokenStream> = container
+    let fields = encoding::fields(described());
+    // Each field's type, whose own `SHAPE` describes it: the descriptions
+    // live in a static, where `Self` means nothing.
+    let shapes: Vec<TokenStream> = described()
+        .map(|f| {
+            let ty_tokens = &f.ty;
+            self_named(quote!(#ty_tokens), ty)
+        })
+        .collect();
+    let lowered: Vec<lower::Lowered> = container
         .checks
         .iter()
         .enumerate()
-        .map(|(i, check)| lower::run(check, i, &container.fields))
+        .map(|(i, check)| lower::check(check, i, &container.fields))
         .collect();
+    let checks = encoding::checks(&lowered.iter().map(|l| &l.text).collect::<Vec<_>>());
+    let runs: Vec<&TokenStream> = lowered.iter().map(|l| &l.run).collect();
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
             let __this = self;
             let __info = <Self as #rt::Audited>::TYPE_INFO;
         }
     });
-    let walks: Vec<TokenStream> = container
-        .fields
-        .iter()
-        .filter(|f| !f.skipped)
+    let walks: Vec<TokenStream> = described()
         .filter_map(|f| {
             let ident = &f.ident;
             let json = &f.json_name;
@@ -63,7 +65,7 @@ pub fn extractable(container: &Container) -> TokenStream {
         }
     });
     // Each field read, under a binding of the derive's own (see `derived_items!`).
-    let read = container.fields.iter().filter(|f| !f.skipped).enumerate().map(|(i, f)| {
+    let reads = described().enumerate().map(|(i, f)| {
         let ident = &f.ident;
         let binding = quote::format_ident!("__field{}", i);
         quote!(#ident #binding)
@@ -76,8 +78,14 @@ pub fn extractable(container: &Container) -> TokenStream {
         impl #p::Audited for #ty {
             #audit
             #p::derived_items! {
-                #ty, #rust_name, #tool_name, #description, #fields,
-                [#((#nested))*], #checks, [#(#read)*]
+                type: #ty,
+                rust_name: #rust_name,
+                tool_name: #tool_name,
+                description: #description,
+                fields: #fields,
+                shapes: [#((#shapes))*],
+                checks: #checks,
+                reads: [#(#reads)*],
             }
         }
     }

@@ -1,46 +1,55 @@
-//! The compact description of a type the runtime decodes
-//! (`extract_core::TypeInfo::derived`): the marks that separate its parts
-//! and the encoding of the fields. A check's own parts are encoded by
-//! `check::lower::meta`, with the same marks.
-
-use proc_macro2::TokenStream;
+//! The description of a type the derive hands the runtime, in the
+//! contract's encoding (`extract_contract`, which holds the grammar and the
+//! one encoder and decoder): the fields' names and tags, and the checks.
 
 use crate::container::Field;
 
-/// Mirror `extract_core::schema::PATH_MARK`, `ITEM_MARK`, `CHECK_MARK` and `PART_MARK`.
-pub const PATH_MARK: char = '\u{1}';
-pub const ITEM_MARK: char = '\u{2}';
-pub const CHECK_MARK: char = '\u{3}';
-pub const PART_MARK: char = '\u{4}';
-
-/// Whether `c` is one of the marks, which no text the derive encodes may hold.
-pub fn is_mark(c: char) -> bool {
-    (PATH_MARK..=PART_MARK).contains(&c)
+/// A check's description, owned while the derive builds it; encoded by
+/// [`checks`] as `extract_contract::Check`.
+pub struct CheckText {
+    pub rule: String,
+    pub atoms: Vec<String>,
+    pub fields: Vec<String>,
+    pub tolerance: Option<String>,
+    pub message: Option<String>,
+    pub placeholders: Vec<String>,
+    pub code: Option<String>,
+    pub recoverable: bool,
+    pub with: Option<String>,
 }
 
-/// `items` joined by `mark`.
-pub fn join(items: &[String], mark: char) -> String {
-    items.join(&mark.to_string())
+/// The fields the model sees, encoded (one string literal).
+pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> String {
+    let described: Vec<extract_contract::Field<'_>> = fields
+        .map(|f| extract_contract::Field {
+            rust_name: &f.rust_name,
+            json_name: &f.json_name,
+            required: f.required,
+            recoverable: f.recoverable,
+        })
+        .collect();
+    extract_contract::encode_fields(&described)
 }
 
-/// The fields the model sees, encoded (one string literal), and for each
-/// named type the constant that holds its description, in the order the
-/// encoding names them.
-pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> (String, Vec<TokenStream>) {
-    let mut out = String::new();
-    let mut nested = Vec::new();
-    for (i, f) in fields.enumerate() {
-        if i > 0 {
-            out.push(ITEM_MARK);
-        }
-        out.push(char::from(b'a' + u8::from(f.required) + 2 * u8::from(f.recoverable)));
-        out.push_str(&f.rust_name);
-        out.push(PATH_MARK);
-        if f.json_name != f.rust_name {
-            out.push_str(&f.json_name);
-        }
-        out.push(PATH_MARK);
-        crate::emit::shape_of(f).encode(&mut out, &mut nested);
-    }
-    (out, nested)
+fn rule(text: &str) -> extract_contract::Rule<'_> {
+    extract_contract::Rule::parse(text).unwrap_or_else(|_| unreachable!("the derive encodes rules"))
+}
+
+/// The checks, encoded (one string literal).
+pub fn checks(checks: &[&CheckText]) -> String {
+    let described: Vec<extract_contract::Check<'_>> = checks
+        .iter()
+        .map(|c| extract_contract::Check {
+            rule: rule(&c.rule),
+            atoms: c.atoms.iter().map(|a| rule(a)).collect(),
+            fields: c.fields.iter().map(String::as_str).collect(),
+            tolerance: c.tolerance.as_deref(),
+            message: c.message.as_deref(),
+            placeholders: c.placeholders.iter().map(String::as_str).collect(),
+            code: c.code.as_deref(),
+            recoverable: c.recoverable,
+            with: c.with.as_deref(),
+        })
+        .collect();
+    extract_contract::encode_checks(&described)
 }

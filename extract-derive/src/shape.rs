@@ -1,8 +1,12 @@
 //! How a field's type holds values, read from its syntax: the containers it
-//! passes through down to the named types inside. The semantic walk and the
-//! runtime's `Shape` both follow it, so a derived value is walked through any
-//! container the walk knows, and a type the walk cannot see inside (an
-//! unknown generic type that may hold a derived value) is a compile error.
+//! passes through down to the named types inside. The semantic walk the
+//! derive writes follows it. What the syntax cannot show (a type alias, a
+//! renamed import) is left to the type itself: a named type is walked
+//! through the runtime's `Audited` impls, which know every container and
+//! `Sourced` by type, not by name; a generic type the syntax does not know
+//! is walked only if the runtime knows it, else it is a compile error (a
+//! check inside it would never run). The runtime's description of a field
+//! (its `Shape`) always comes from the field's type.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -17,8 +21,14 @@ pub enum Shape {
     Leaf,
     /// A type known by name only: derived or a leaf, as the type system decides.
     Named(Box<Type>),
-    /// `Sourced<T>`: a quote to check, and the value's own shape.
-    Sourced(Box<Shape>),
+    /// `Sourced<T>`: walked by its runtime impl (its quote, then its value,
+    /// which a `Sourced` demands the walk knows).
+    Sourced,
+    /// A generic type the derive does not know (`SmallVec<[Part; 4]>`, or
+    /// `S<Part>` for a renamed `Sourced`) whose arguments may hold derived
+    /// values: walked through the runtime's impls, which it must have, so a
+    /// type the walk cannot see inside is a compile error at the field.
+    Opaque(Box<Type>),
     /// `Option`, `Box`, `Arc`, `Rc`, a reference: one value inside, no path step.
     Wrap(Box<Shape>),
     /// `Vec`, `VecDeque`, arrays, slices, sets: an index step per element.
@@ -98,12 +108,7 @@ impl Shape {
                 if LEAVES.contains(&name.as_str()) {
                     Ok(Shape::Leaf)
                 } else if name == "Sourced" {
-                    // The value is walked too: a derived type inside a
-                    // `Sourced` has its checks run like any other.
-                    match types.as_slice() {
-                        [inner] => Ok(Shape::Sourced(Box::new(Shape::of(inner)?))),
-                        _ => Err(ty),
-                    }
+                    Ok(Shape::Sourced)
                 } else if WRAPPERS.contains(&name.as_str()) {
                     only(Shape::Wrap)
                 } else if SEQUENCES.contains(&name.as_str()) && !types.is_empty() {
@@ -115,11 +120,11 @@ impl Shape {
                 } else if types.is_empty() {
                     Ok(Shape::Named(Box::new(ty.clone())))
                 } else {
-                    // An unknown generic type: fine only when nothing inside
-                    // it can be a derived value.
+                    // An unknown generic type: a leaf when nothing inside it
+                    // can be a derived value, else the runtime must know it.
                     for inner in types {
                         if !Shape::of(inner)?.is_plain_data() {
-                            return Err(ty);
+                            return Ok(Shape::Opaque(Box::new(ty.clone())));
                         }
                     }
                     Ok(Shape::Leaf)
@@ -153,7 +158,7 @@ impl Shape {
             },
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.is_plain_data(),
             Shape::Tuple(elements) => elements.iter().all(Shape::is_plain_data),
-            Shape::Sourced(_) => false,
+            Shape::Sourced | Shape::Opaque(_) => false,
         }
     }
 
@@ -166,39 +171,11 @@ impl Shape {
         }
     }
 
-    /// Appends the shape in the runtime's encoding (see `TypeInfo::derived`)
-    /// to `out`, and each named type to `nested` (the runtime's
-    /// `derived_items!` finds their descriptions).
-    pub fn encode(&self, out: &mut String, nested: &mut Vec<TokenStream>) {
-        match self {
-            Shape::Leaf => out.push('L'),
-            Shape::Named(ty) => {
-                out.push('N');
-                nested.push(quote!(#ty));
-            }
-            Shape::Sourced(inner) | Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => {
-                out.push(match self {
-                    Shape::Sourced(_) => 'Q',
-                    Shape::Wrap(_) => 'W',
-                    Shape::Seq(_) => 'S',
-                    _ => 'M',
-                });
-                inner.encode(out, nested);
-            }
-            Shape::Tuple(elements) => {
-                out.push_str(&format!("T{}:", elements.len()));
-                for element in elements {
-                    element.encode(out, nested);
-                }
-            }
-        }
-    }
-
     /// Whether the runtime's `Audited` impls walk a value of this shape as
     /// the derive would: options and sequences, down to one named type. A
     /// map is left out (its impl also asks the key to serialize, and a key
     /// that does not must be a compile error, not a map skipped), and so are
-    /// tuples and `Sourced` (the runtime checks only a `Sourced`'s quote).
+    /// tuples (whose impls stop at four elements).
     fn walked_by_runtime(&self) -> bool {
         match self {
             Shape::Named(_) => true,
@@ -226,18 +203,12 @@ impl Shape {
         Some(match self {
             Shape::Leaf => return None,
             Shape::Named(_) => unreachable!("walked by the runtime"),
-            Shape::Sourced(inner) => {
-                let quote_check = quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable););
-                match inner.walk(quote!(&__s.value), recoverable) {
-                    None => quote_check,
-                    Some(inner) => quote!({
-                        let __s = #value;
-                        #quote_check
-                        __audit.enter("value");
-                        #inner
-                        __audit.leave();
-                    }),
-                }
+            // Called through the trait, not a probe: a type the walk does
+            // not know is then an error at the field's type, never a skip.
+            Shape::Sourced => quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable);),
+            Shape::Opaque(ty) => {
+                let call = quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable););
+                crate::check::lower::respan_to(call, ty)
             }
             Shape::Wrap(inner) => {
                 let inner = walk_inner(inner)?;

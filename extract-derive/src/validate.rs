@@ -29,7 +29,7 @@ pub fn container(input: &DeriveInput, container: &Container, errors: &mut Errors
         // The runtime's description of a check separates its parts with
         // the characters U+0001 to U+0004.
         for text in check.message.iter().chain(&check.code) {
-            if text.value().chars().any(crate::encoding::is_mark) {
+            if text.value().chars().any(extract_contract::is_mark) {
                 errors.spanned(text, "this text holds a control character from U+0001 to U+0004; remove it");
             }
         }

@@ -6,7 +6,8 @@
 use serde_json::Value;
 
 use super::lean::trim_for_model;
-use crate::{Tool, TypeInfo};
+use crate::Tool;
+use crate::schema::TypeInfo;
 
 /// The tool a model fills in for the type `info` describes, from the type's
 /// schemars schema (the validator keeps its own, untouched copy).

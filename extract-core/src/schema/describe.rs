@@ -1,13 +1,20 @@
 //! What the derive knows about a type, kept for run time: [`TypeInfo`],
-//! [`FieldInfo`] and [`CheckMeta`]. The tool description lists the checks
-//! from it, the structure layer gives a missing field its recoverability tag
-//! from it (at any depth), and a failed check renders its rule with it, in
-//! the JSON names the model sees.
+//! [`FieldInfo`], [`Shape`] and [`CheckMeta`]. The tool description lists
+//! the checks from it, the structure layer gives a missing field its
+//! recoverability tag from it (at any depth), and a failed check renders its
+//! rule with it, in the JSON names the model sees.
+//!
+//! The text parts of a derived description (names, tags, checks) arrive
+//! encoded as `extract_contract` defines them and are decoded there; the
+//! shapes of the fields arrive typed, one [`Shape`] constant per field,
+//! which each field's type gives itself (`Audited::SHAPE`), so a type alias
+//! is described as the type it names.
 
 use std::any::Any;
 use std::fmt;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicPtr, Ordering};
+
+use extract_contract::{Piece, decode_checks, decode_fields};
 
 use crate::{FieldPath, Segment};
 
@@ -19,85 +26,29 @@ pub struct TypeInfo {
     pub tool_name: &'static str,
     /// The tool description (`#[extract(description = ...)]`, else the doc comment).
     pub description: &'static str,
-    /// The fields, as written: see [`TypeInfo::fields`].
-    fields: Described<FieldInfo>,
-    /// The named types' descriptions, in the order an encoded description
-    /// names them.
-    nested: &'static [NestedInfo],
-    /// The `#[check]`s, as written: see [`TypeInfo::checks`].
-    checks: Described<CheckMeta>,
-    /// What the runtime derives from the description, built on first use.
-    state: StateCell,
+    /// The fields: typed (a hand-written description), or the derive's encoding.
+    fields: Described,
+    /// The `#[check]`s, in the derive's encoding (see `extract_contract`).
+    checks: &'static str,
+    /// What the runtime builds from the description on first use.
+    state: OnceLock<TypeState>,
 }
 
-/// A type's fields or checks: typed (a hand-written description), or in
-/// the compact encoding the derive writes (see [`TypeInfo::derived`]).
+/// A type's fields: typed, or encoded by the derive with one shape per field.
 #[derive(Debug)]
-enum Described<T: 'static> {
-    Typed(&'static [T]),
-    Encoded(&'static str),
-}
-
-impl<T> Described<T> {
-    /// The items; `decode` turns the encoded text into them. What it
-    /// allocates lives as long as the static description: leaked once.
-    fn resolve(&self, decode: impl FnOnce(&'static str) -> Vec<T>) -> &'static [T] {
-        match *self {
-            Described::Typed(items) => items,
-            Described::Encoded(text) => Box::leak(decode(text).into_boxed_slice()),
-        }
-    }
+enum Described {
+    Typed(&'static [FieldInfo]),
+    Encoded { names: &'static str, shapes: &'static [&'static Shape] },
 }
 
 /// What the runtime keeps for a type for the process: the decoded fields
 /// and checks, and the cache [`TypeInfo::cached`] fills.
 struct TypeState {
-    fields: &'static [FieldInfo],
-    checks: &'static [CheckMeta],
+    fields: Vec<FieldInfo>,
+    checks: Vec<CheckMeta>,
     /// Type-erased: what it holds (the structural validator) belongs to a
     /// layer above this one.
     cache: OnceLock<Box<dyn Any + Send + Sync>>,
-}
-
-/// The one mutable part of a description: a pointer to its [`TypeState`],
-/// null until first use. One atomic, where three `OnceLock`s would each be a
-/// chain of `const fn` calls for the user's crate to evaluate per type.
-struct StateCell(AtomicPtr<TypeState>);
-
-// `AtomicPtr` is `Sync` whatever it points to: what it shares between
-// threads must be too.
-const _: () = {
-    const fn shared_between_threads<T: Send + Sync>() {}
-    shared_between_threads::<TypeState>()
-};
-
-impl StateCell {
-    const fn empty() -> StateCell {
-        StateCell(AtomicPtr::new(std::ptr::null_mut()))
-    }
-}
-
-impl fmt::Debug for StateCell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let built = !self.0.load(Ordering::Acquire).is_null();
-        f.write_str(if built { "TypeState(built)" } else { "TypeState(empty)" })
-    }
-}
-
-/// A named type's description: `Some` for a derived type, `None` for a leaf.
-pub type NestedInfo = Option<&'static TypeInfo>;
-
-/// A nested description shows as its type's name: the descriptions of
-/// recursive types point at each other.
-struct NestedName(NestedInfo);
-
-impl fmt::Debug for NestedName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(info) => f.debug_tuple("Some").field(&info.rust_name).finish(),
-            None => f.write_str("None"),
-        }
-    }
 }
 
 impl fmt::Debug for TypeInfo {
@@ -107,26 +58,20 @@ impl fmt::Debug for TypeInfo {
             .field("tool_name", &self.tool_name)
             .field("description", &self.description)
             .field("fields", &self.fields)
-            .field("nested", &self.nested.iter().map(|n| NestedName(*n)).collect::<Vec<_>>())
             .field("checks", &self.checks)
-            .field("state", &self.state)
+            .field("decoded", &self.state.get().is_some())
             .finish()
     }
 }
 
 impl TypeInfo {
-    /// A type's description with typed fields (with an empty cache).
+    /// A type's description with typed fields and no checks.
     ///
     /// ```
-    /// use extract_core::{FieldInfo, Shape, TypeInfo};
+    /// use extract_core::__private_v1::{FieldInfo, Shape, TypeInfo};
     ///
-    /// static NOTE: TypeInfo = TypeInfo::new(
-    ///     "Note",
-    ///     "note",
-    ///     "Record one note.",
-    ///     &[FieldInfo::new("title", "title", true, true, &Shape::Leaf)],
-    ///     &[],
-    /// );
+    /// static NOTE: TypeInfo =
+    ///     TypeInfo::new("Note", "note", "Record one note.", &[FieldInfo::new("title", "title", true, true, &Shape::Leaf)]);
     /// assert_eq!(NOTE.fields()[0].json_name, "title");
     /// ```
     pub const fn new(
@@ -134,39 +79,19 @@ impl TypeInfo {
         tool_name: &'static str,
         description: &'static str,
         fields: &'static [FieldInfo],
-        checks: &'static [CheckMeta],
     ) -> TypeInfo {
-        TypeInfo {
-            rust_name,
-            tool_name,
-            description,
-            fields: Described::Typed(fields),
-            nested: &[],
-            checks: Described::Typed(checks),
-            state: StateCell::empty(),
-        }
+        TypeInfo { rust_name, tool_name, description, fields: Described::Typed(fields), checks: "", state: OnceLock::new() }
     }
 
-    /// A type's description as the derive writes it: the fields as one
-    /// string, which a crate of many derived types compiles far faster than
-    /// a slice of `FieldInfo`s. Fields are separated by [`ITEM_MARK`]; each
-    /// is a flag character (`a` + 1 if required + 2 if recoverable), the
-    /// Rust name, [`PATH_MARK`], the JSON name (empty when the same),
-    /// [`PATH_MARK`] and the shape: `L` leaf, `N` named (the next entry
-    /// of `nested`), `Q`/`W`/`S`/`M` followed by the inner shape (sourced,
-    /// wrapper, sequence, map), `T<n>:` followed by `n` shapes (a tuple).
-    /// Checks are separated by [`CHECK_MARK`]; each is its parts separated
-    /// by [`PART_MARK`]: the rule, the operands and the fields (encoded as
-    /// [`CheckMeta`] keeps them), then tolerance, message, placeholders,
-    /// code, `1`/`0` for recoverable, and the `with` function; an optional
-    /// part is empty for none, else `=` and its text.
+    /// A type's description as the derive writes it: the fields' names and
+    /// tags and the checks as `extract_contract` encodes them, and the shape
+    /// of each field, in order.
     ///
     /// ```
-    /// use extract_core::TypeInfo;
+    /// use extract_core::__private_v1::{Shape, TypeInfo};
     ///
-    /// static NOTE: TypeInfo = TypeInfo::derived(
-    ///     "Note", "note", "", "dtitle\u{1}\u{1}L\u{2}cby\u{1}author\u{1}WL", &[], "",
-    /// );
+    /// static NOTE: TypeInfo =
+    ///     TypeInfo::derived("Note", "note", "", "dtitle\u{1}\u{2}cby\u{1}author", &[&Shape::Leaf, &Shape::Leaf], "");
     /// let fields = NOTE.fields();
     /// assert_eq!((fields[1].rust_name, fields[1].json_name, fields[1].required), ("by", "author", false));
     /// ```
@@ -175,30 +100,31 @@ impl TypeInfo {
         tool_name: &'static str,
         description: &'static str,
         fields: &'static str,
-        nested: &'static [NestedInfo],
+        shapes: &'static [&'static Shape],
         checks: &'static str,
     ) -> TypeInfo {
         TypeInfo {
             rust_name,
             tool_name,
             description,
-            fields: Described::Encoded(fields),
-            nested,
-            checks: Described::Encoded(checks),
-            state: StateCell::empty(),
+            fields: Described::Encoded { names: fields, shapes },
+            checks,
+            state: OnceLock::new(),
         }
     }
 
     /// The fields the model sees, in declaration order (skipped fields are
-    /// absent). An encoded description is decoded on first use (at most
-    /// once per thread racing to it; one result is kept for the process).
+    /// absent). An encoded description is decoded on first use.
     pub fn fields(&'static self) -> &'static [FieldInfo] {
-        self.state().fields
+        match self.fields {
+            Described::Typed(fields) => fields,
+            Described::Encoded { .. } => &self.state().fields,
+        }
     }
 
     /// The `#[check]`s of the type (decoded once, as [`fields`](Self::fields) are).
     pub fn checks(&'static self) -> &'static [CheckMeta] {
-        self.state().checks
+        &self.state().checks
     }
 
     /// The value `init` computes for this type, computed on first use and
@@ -213,38 +139,32 @@ impl TypeInfo {
             .expect("a type's cache is always of the runtime's one cache type")
     }
 
-    /// The runtime's part, built on first use: decoding happens at most
-    /// once per racing thread, and the first to publish wins.
+    /// The runtime's part, built on first use.
     fn state(&'static self) -> &'static TypeState {
-        let built = self.state.0.load(Ordering::Acquire);
-        if !built.is_null() {
-            // SAFETY: a non-null pointer was published by `build_state`
-            // from a leaked `Box` and is never freed or replaced.
-            return unsafe { &*built };
-        }
-        self.build_state()
-    }
-
-    #[cold]
-    fn build_state(&'static self) -> &'static TypeState {
-        let fresh = Box::into_raw(Box::new(TypeState {
-            fields: self.fields.resolve(|text| decode_fields(self.rust_name, text, self.nested)),
-            checks: self.checks.resolve(|text| decode_checks(self.rust_name, text)),
-            cache: OnceLock::new(),
-        }));
-        match self.state.0.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // SAFETY: `fresh` came from `Box::into_raw` and is now published for good.
-            Ok(_) => unsafe { &*fresh },
-            Err(winner) => {
-                // Another thread published first: ours was never shared. Its
-                // decoded slices are leaked, as each race's would be.
-                // SAFETY: `fresh` came from `Box::into_raw` and was never
-                // published; `winner` was published and lives for good.
-                drop(unsafe { Box::from_raw(fresh) });
-                unsafe { &*winner }
-            }
-        }
+        self.state.get_or_init(|| {
+            // Only a description written by a derive of another contract
+            // version could fail to decode, and the versioned hidden module
+            // makes that a compile error.
+            let malformed = |error: extract_contract::Malformed| -> ! {
+                panic!("the derived description of `{}` is {error}", self.rust_name)
+            };
+            let fields = match self.fields {
+                Described::Typed(_) => Vec::new(),
+                Described::Encoded { names, shapes } => {
+                    let fields = decode_fields(names).unwrap_or_else(|e| malformed(e));
+                    if fields.len() != shapes.len() {
+                        malformed(extract_contract::Malformed("one shape per field"));
+                    }
+                    fields
+                        .into_iter()
+                        .zip(shapes)
+                        .map(|(f, shape)| FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape))
+                        .collect()
+                }
+            };
+            let checks = decode_checks(self.checks).unwrap_or_else(|e| malformed(e));
+            TypeState { fields, checks, cache: OnceLock::new() }
+        })
     }
 }
 
@@ -278,16 +198,17 @@ impl FieldInfo {
     }
 }
 
-/// How a field's type holds values, as the derive read it: the containers
-/// (and the path steps each adds) down to the values inside. The semantic
-/// walk follows the same shape through the values themselves.
+/// How a field's type holds values: the containers (and the path steps
+/// each adds) down to the values inside. Each type the semantic walk knows
+/// gives its own (`Audited::SHAPE`), so the description follows what a
+/// field's type is, whatever name it was written with. The semantic walk
+/// follows the same shape through the values themselves.
 pub enum Shape {
-    /// Nothing the walk looks into: text, numbers, dates, and any type the
-    /// derive knows holds no derived value.
+    /// Nothing the walk looks into: text, numbers, dates, and any type that
+    /// holds no derived value.
     Leaf,
-    /// A type known by name only: a derived type (with its description) or
-    /// a leaf (`None`).
-    Named(NestedInfo),
+    /// A derived type, with its description.
+    Named(&'static TypeInfo),
     /// `Sourced<T>`: a value and its quote; the shape is the value's, under `value`.
     Sourced(&'static Shape),
     /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
@@ -297,14 +218,15 @@ pub enum Shape {
     /// Maps: a key step per value.
     Map(&'static Shape),
     /// A tuple: `[index]` selects an element.
-    Tuple(&'static [Shape]),
+    Tuple(&'static [&'static Shape]),
 }
 
 impl fmt::Debug for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Shape::Leaf => f.write_str("Leaf"),
-            Shape::Named(info) => f.debug_tuple("Named").field(&NestedName(*info)).finish(),
+            // By name: the descriptions of recursive types point at each other.
+            Shape::Named(info) => f.debug_tuple("Named").field(&info.rust_name).finish(),
             Shape::Sourced(inner) => f.debug_tuple("Sourced").field(inner).finish(),
             Shape::Wrap(inner) => f.debug_tuple("Wrap").field(inner).finish(),
             Shape::Seq(inner) => f.debug_tuple("Seq").field(inner).finish(),
@@ -319,7 +241,7 @@ impl Shape {
     /// steps: the derived type reached, and the segments left at its fields.
     pub fn descend<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static TypeInfo>, &'p [Segment]) {
         match (self, path) {
-            (Shape::Named(info), _) => (*info, path),
+            (Shape::Named(info), _) => (Some(*info), path),
             (Shape::Wrap(inner), _) => inner.descend(path),
             (Shape::Sourced(inner), [Segment::Key(key), rest @ ..]) if key == "value" => inner.descend(rest),
             (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
@@ -342,11 +264,7 @@ impl Shape {
         match self {
             Shape::Leaf => {}
             Shape::Sourced(inner) => inner.nested_in(many, visit),
-            Shape::Named(info) => {
-                if let Some(info) = *info {
-                    visit(info, many);
-                }
-            }
+            Shape::Named(info) => visit(info, many),
             Shape::Wrap(inner) => inner.nested_in(many, visit),
             Shape::Seq(inner) | Shape::Map(inner) => inner.nested_in(true, visit),
             Shape::Tuple(elements) => elements.iter().for_each(|e| e.nested_in(many, visit)),
@@ -368,7 +286,7 @@ impl Shape {
         match self {
             Shape::Leaf => false,
             Shape::Sourced(_) => true,
-            Shape::Named(info) => info.is_some_and(|info| info.holds_sourced_in(seen)),
+            Shape::Named(info) => info.holds_sourced_in(seen),
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
             Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
         }
@@ -449,85 +367,22 @@ impl TypeInfo {
     }
 }
 
-/// Marks a field path in a rule's text ([`CheckMeta::rule`]): the text
-/// between two marks is a path by Rust names, joined by `.`. A rule's own
-/// text never holds it (string literals are written escaped).
-pub const PATH_MARK: char = '\u{1}';
-
-/// Separates the items of a list: [`CheckMeta::atoms`], [`CheckMeta::fields`],
-/// [`CheckMeta::placeholders`], the fields of [`TypeInfo::derived`].
-pub const ITEM_MARK: char = '\u{2}';
-
-/// Separates the checks of [`TypeInfo::derived`].
-pub const CHECK_MARK: char = '\u{3}';
-
-/// Separates the parts of one check of [`TypeInfo::derived`].
-pub const PART_MARK: char = '\u{4}';
-
-/// Everything the derive knows about one `#[check]`, kept for run time. The
-/// rule, its operands and its fields are each one string (see [`PATH_MARK`]
-/// and [`ITEM_MARK`]): a crate that derives many types compiles one literal
-/// per list rather than a slice of slices.
-#[derive(Debug)]
-pub struct CheckMeta {
-    /// The rule, e.g. `sum(line_items.amount) == stated_total`, its field
-    /// paths marked with [`PATH_MARK`].
-    pub rule: &'static str,
-    /// The operands whose values a failure shows, in the rule's encoding,
-    /// separated by [`ITEM_MARK`].
-    pub atoms: &'static str,
-    /// The fields the check reads, by Rust names joined by `.` (a path
-    /// through a collection is cut after its first step: `line_items`),
-    /// separated by [`ITEM_MARK`].
-    pub fields: &'static str,
-    /// The `tolerance` option as written.
-    pub tolerance: Option<&'static str>,
-    /// The `message` option: `{lhs}`, `{rhs}` and field names are substituted.
-    pub message: Option<&'static str>,
-    /// The names `message` placeholders refer to, in the order the recorder
-    /// fills them, separated by [`ITEM_MARK`].
-    pub placeholders: &'static str,
-    /// The `code` option.
-    pub code: Option<&'static str>,
-    /// `false` when the check says `recoverable = false`.
-    pub recoverable: bool,
-    /// For `with = function` checks: the function's path as written.
-    pub with: Option<&'static str>,
-}
-
-/// Item `index` of a list separated by [`ITEM_MARK`] (empty past its end).
-fn nth_item(list: &'static str, index: usize) -> &'static str {
-    list.split(ITEM_MARK).nth(index).unwrap_or("")
-}
-
-impl CheckMeta {
-    /// Operand `index`, in the rule's encoding.
-    pub fn atom(&self, index: usize) -> &'static str {
-        nth_item(self.atoms, index)
-    }
-
-    /// Placeholder `index` of the message.
-    pub fn placeholder(&self, index: usize) -> &'static str {
-        nth_item(self.placeholders, index)
-    }
-
-    /// The fields the check reads, each a path by Rust names.
-    pub fn field_paths(&self) -> impl Iterator<Item = Vec<&'static str>> {
-        self.fields.split(ITEM_MARK).filter(|f| !f.is_empty()).map(|f| f.split('.').collect())
-    }
-}
+/// Everything the derive knows about one `#[check]`, kept for run time
+/// (see `extract_contract::Check`).
+pub type CheckMeta = extract_contract::Check<'static>;
 
 impl TypeInfo {
     /// Renders a rule's text (or an operand's) in the JSON names of this
     /// type and the types it nests.
-    pub fn render(&'static self, encoded: &'static str) -> String {
+    pub fn render(&'static self, rule: extract_contract::Rule<'static>) -> String {
         let mut out = String::new();
-        for (i, piece) in encoded.split(PATH_MARK).enumerate() {
-            if i % 2 == 0 {
-                out.push_str(piece);
-            } else {
-                let path: Vec<&'static str> = piece.split('.').collect();
-                out.push_str(&self.json_path(&path).join("."));
+        for piece in rule.pieces() {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Path(path) => {
+                    let path: Vec<&'static str> = path.split('.').collect();
+                    out.push_str(&self.json_path(&path).join("."));
+                }
             }
         }
         out
@@ -548,134 +403,33 @@ impl TypeInfo {
     }
 }
 
-/// Decodes the fields [`TypeInfo::derived`] describes. What it allocates
-/// lives as long as the static description, so it is leaked once per type.
-fn decode_fields(type_name: &str, text: &'static str, nested: &'static [NestedInfo]) -> Vec<FieldInfo> {
-    let malformed = |what: &str| -> ! {
-        panic!("the derived description of `{type_name}` is malformed ({what}): {text:?}")
-    };
-    let mut nested = nested.iter();
-    let mut fields = Vec::new();
-    for field in text.split(ITEM_MARK).filter(|f| !f.is_empty()) {
-        let flags = field.as_bytes()[0].wrapping_sub(b'a');
-        let mut parts = field[1..].split(PATH_MARK);
-        let (Some(rust_name), Some(json_name), Some(shape), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            malformed("a field is not flags, names and shape")
-        };
-        if flags > 3 {
-            malformed("a field's flags");
-        }
-        let mut at = shape;
-        let shape = decode_shape(&mut at, &mut nested).unwrap_or_else(|| malformed("a shape"));
-        if !at.is_empty() {
-            malformed("a shape");
-        }
-        let json_name = if json_name.is_empty() { rust_name } else { json_name };
-        fields.push(FieldInfo::new(
-            rust_name,
-            json_name,
-            flags & 1 != 0,
-            flags & 2 != 0,
-            Box::leak(Box::new(shape)),
-        ));
-    }
-    if nested.next().is_some() {
-        malformed("more named types than shapes name");
-    }
-    fields
-}
-
-/// Decodes the checks [`TypeInfo::derived`] describes.
-fn decode_checks(type_name: &str, text: &'static str) -> Vec<CheckMeta> {
-    let malformed = || -> ! { panic!("the derived checks of `{type_name}` are malformed: {text:?}") };
-    let optional = |part: &'static str| match part.strip_prefix('=') {
-        Some(text) => Some(text),
-        None if part.is_empty() => None,
-        None => malformed(),
-    };
-    text.split(CHECK_MARK)
-        .filter(|c| !c.is_empty())
-        .map(|check| {
-            let parts: Vec<&'static str> = check.split(PART_MARK).collect();
-            let &[rule, atoms, fields, tolerance, message, placeholders, code, recoverable, with] =
-                parts.as_slice()
-            else {
-                malformed()
-            };
-            CheckMeta {
-                rule,
-                atoms,
-                fields,
-                tolerance: optional(tolerance),
-                message: optional(message),
-                placeholders,
-                code: optional(code),
-                recoverable: match recoverable {
-                    "1" => true,
-                    "0" => false,
-                    _ => malformed(),
-                },
-                with: optional(with),
-            }
-        })
-        .collect()
-}
-
-/// Decodes the shape at the start of `at`, consuming it.
-fn decode_shape(at: &mut &'static str, nested: &mut std::slice::Iter<'static, NestedInfo>) -> Option<Shape> {
-    let (tag, rest) = at.split_at_checked(1)?;
-    *at = rest;
-    let mut inner = |at: &mut &'static str| -> Option<&'static Shape> {
-        Some(Box::leak(Box::new(decode_shape(at, nested)?)))
-    };
-    Some(match tag {
-        "L" => Shape::Leaf,
-        "N" => Shape::Named(*nested.next()?),
-        "Q" => Shape::Sourced(inner(at)?),
-        "W" => Shape::Wrap(inner(at)?),
-        "S" => Shape::Seq(inner(at)?),
-        "M" => Shape::Map(inner(at)?),
-        "T" => {
-            let (count, rest) = at.split_once(':')?;
-            *at = rest;
-            let count: usize = count.parse().ok()?;
-            let elements = (0..count).map(|_| decode_shape(at, nested)).collect::<Option<Vec<_>>>()?;
-            Shape::Tuple(Box::leak(elements.into_boxed_slice()))
-        }
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}\u{1}L", &[], "");
-    const IN_ITEM: NestedInfo = Some(&ITEM);
+    static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}", &[&Shape::Leaf], "");
+    const IN_ITEM: Shape = Shape::Named(&ITEM);
 
     static ORDER: TypeInfo = TypeInfo::derived(
         "Order",
         "order",
         "",
-        "dlines\u{1}items\u{1}SN\u{2}bpair\u{1}\u{1}T2:LWN\u{2}cquote\u{1}\u{1}QL",
-        &[IN_ITEM, IN_ITEM],
+        "dlines\u{1}items\u{2}bpair\u{1}\u{2}cquote\u{1}",
+        &[&Shape::Seq(&IN_ITEM), &Shape::Tuple(&[&Shape::Leaf, &Shape::Wrap(&IN_ITEM)]), &Shape::Sourced(&Shape::Leaf)],
         "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
     );
 
     #[test]
     fn a_recursive_description_debugs_as_names_not_forever() {
         static NODE: TypeInfo =
-            TypeInfo::derived("Node", "node", "", "dchildren\u{1}\u{1}SN", &[Some(&NODE)], "");
+            TypeInfo::derived("Node", "node", "", "dchildren\u{1}", &[&Shape::Seq(&Shape::Named(&NODE))], "");
         let shown = format!("{NODE:?} {:?}", NODE.fields());
-        assert!(shown.contains(r#"nested: [Some("Node")]"#), "{shown}");
-        assert!(shown.contains(r#"shape: Seq(Named(Some("Node")))"#), "{shown}");
+        assert!(shown.contains(r#"shape: Seq(Named("Node"))"#), "{shown}");
     }
 
     #[test]
     fn threads_racing_to_decode_a_description_all_get_the_one_published() {
-        static RACED: TypeInfo = TypeInfo::derived("Raced", "raced", "", "damount\u{1}\u{1}L", &[], "");
+        static RACED: TypeInfo = TypeInfo::derived("Raced", "raced", "", "damount\u{1}", &[&Shape::Leaf], "");
         let start = std::sync::Barrier::new(8);
         let seen: Vec<(usize, usize)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..8)
@@ -688,10 +442,7 @@ mod tests {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert!(
-            seen.iter().all(|s| *s == seen[0]),
-            "every thread sees the same decoded fields and cache: {seen:?}"
-        );
+        assert!(seen.iter().all(|s| *s == seen[0]), "every thread sees the same decoded fields and cache: {seen:?}");
         assert_eq!(RACED.fields()[0].rust_name, "amount");
         assert_eq!(*RACED.cached(|| 8_u32), 7);
     }
@@ -706,7 +457,6 @@ mod tests {
         assert!(!fields[2].required && fields[2].recoverable);
         assert!(matches!(fields[1].shape, Shape::Tuple([Shape::Leaf, Shape::Wrap(Shape::Named(_))])));
         assert!(ORDER.holds_sourced());
-        // Both named shapes found their descriptions, in order.
         let mut nested = Vec::new();
         for field in fields {
             field.shape.nested(&mut |info, many| nested.push((info.rust_name, many)));
@@ -715,8 +465,8 @@ mod tests {
 
         let [check] = ORDER.checks() else { panic!("one check") };
         assert_eq!(ORDER.render(check.rule), "sum(items.amount) > 0");
-        assert_eq!(ORDER.render(check.atom(0)), "sum(items.amount)");
-        assert_eq!(check.field_paths().collect::<Vec<_>>(), [vec!["lines"]]);
+        assert_eq!(ORDER.render(check.atoms[0]), "sum(items.amount)");
+        assert_eq!(check.fields, ["lines"]);
         assert_eq!((check.tolerance, check.message, check.code), (None, Some("too small"), Some("small")));
         assert!(!check.recoverable && check.with.is_none());
         // Decoded once: the same slice every time.
@@ -724,16 +474,16 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "the derived description of `Bad` is malformed (a shape)")]
+    #[should_panic(expected = "the derived description of `Bad` is malformed description: a field's flags")]
     fn a_malformed_encoding_is_a_clear_panic_naming_the_type() {
-        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}Z", &[], "");
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "zx\u{1}", &[&Shape::Leaf], "");
         BAD.fields();
     }
 
     #[test]
-    #[should_panic(expected = "more named types than shapes name")]
-    fn an_unused_named_type_is_malformed_too() {
-        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}\u{1}L", &[IN_ITEM], "");
+    #[should_panic(expected = "one shape per field")]
+    fn a_shape_for_each_field() {
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}", &[], "");
         BAD.fields();
     }
 }

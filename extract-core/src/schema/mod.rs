@@ -11,7 +11,5 @@ mod strict;
 mod tool;
 
 pub use derived::tool_of;
-pub use describe::{
-    CHECK_MARK, CheckMeta, FieldInfo, ITEM_MARK, NestedInfo, PART_MARK, PATH_MARK, Shape, TypeInfo,
-};
+pub use describe::{CheckMeta, FieldInfo, Shape, TypeInfo};
 pub use tool::{StrictError, Tool};

@@ -7,7 +7,8 @@ use serde::de::DeserializeOwned;
 
 use super::check::{Audited, Own, described};
 use super::structure::StructureValidator;
-use crate::{Tool, TypeInfo};
+use crate::Tool;
+use crate::schema::TypeInfo;
 
 /// A type a model can be asked to fill in, with its tool definition, its
 /// structural validator and its semantic checks. Derive it with
@@ -53,15 +54,31 @@ pub const fn require_extractable<T: Extractable>() {}
 /// this macro in place of these tokens: rustc expands a declarative macro
 /// itself, where every token a derive writes crosses the proc-macro bridge
 /// and costs each user's build (`benches/compile_cost.sh` measures it).
+///
+/// Its arguments are named, in this order:
+///
+/// - `type`: the type's name;
+/// - `rust_name`, `tool_name`, `description`: string literals;
+/// - `fields`: the fields' names and tags, encoded (`extract_contract::encode_fields`);
+/// - `shapes`: each field's type, in the same order, parenthesized (its
+///   shape is the type's own `Audited::SHAPE`, else a leaf);
+/// - `checks`: the checks, encoded (`extract_contract::encode_checks`);
+/// - `reads`: each field's name and the derive's own binding for it.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __derived_items {
     (
-        $ty:ident, $rust_name:tt, $tool_name:tt, $description:tt, $fields:tt,
-        [$(($($nested:tt)*))*], $checks:tt, [$($field:tt $binding:tt)*]
+        type: $ty:ident,
+        rust_name: $rust_name:literal,
+        tool_name: $tool_name:literal,
+        description: $description:literal,
+        fields: $fields:literal,
+        shapes: [$(($($shape:tt)*))*],
+        checks: $checks:literal,
+        reads: [$($field:tt $binding:tt)*] $(,)?
     ) => {
-        const TYPE_INFO: $crate::__private::Option<&'static $crate::__private::TypeInfo> = {
-            $crate::__private::require_extractable::<$ty>();
+        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
+            $crate::__private_v1::require_extractable::<$ty>();
             // The model fills every field: the derived code reads them all,
             // as a validator of them, so none is reported as never read. A
             // pattern that binds a field reads it, and a `let` of it without
@@ -70,35 +87,35 @@ macro_rules! __derived_items {
             // item in scope.
             #[allow(unused_variables)]
             let $ty { $($field: $binding,)* .. };
-            static INFO: $crate::__private::TypeInfo = $crate::__private::TypeInfo::derived(
+            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::derived(
                 $rust_name,
                 $tool_name,
                 $description,
                 $fields,
-                // `NestedNone`, the fallback of a type that is not derived,
-                // is imported only where a type names others.
+                // Each field's shape, from its type: `NestedNone` is the
+                // fallback of a type the walk does not know (a leaf).
                 &[$({
-                    use $crate::__private::nested_probes::*;
-                    $crate::__private::NestedProbe::<$($nested)*>::INFO
+                    use $crate::__private_v1::nested_probes::*;
+                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
                 }),*],
                 $checks,
             );
-            $crate::__private::Some(&INFO)
+            $crate::__private_v1::Some(&INFO)
         };
         // What check paths step into: the type itself, one value (`Own`
         // also gives it the trait's default `visit` and makes it
         // `Extractable`). Written out here and below, not as a third arm:
         // one more expansion per type costs more than these two lines.
         type Target = Self;
-        type Card = $crate::__private::Own;
+        type Card = $crate::__private_v1::Own;
     };
     // A type whose derive failed: no description, but the type stays
     // `Extractable`, so its other uses compile and one mistake is one error.
     (fallback) => {
-        const TYPE_INFO: $crate::__private::Option<&'static $crate::__private::TypeInfo> =
-            $crate::__private::None;
+        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> =
+            $crate::__private_v1::None;
         type Target = Self;
-        type Card = $crate::__private::Own;
+        type Card = $crate::__private_v1::Own;
     };
 }
 

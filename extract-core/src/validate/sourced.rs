@@ -3,7 +3,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::check::Audited;
+
 /// A value together with the span of the document the model read it from.
+///
+/// `T` is a type the semantic walk knows: plain data of the standard library
+/// (and of `chrono` and `rust_decimal` with their features), a type that
+/// derives `Extractable`, or one declared plain data with [`leaf!`](crate::leaf).
+/// So the checks inside a value are run whatever name its type is written
+/// with (a type alias, a renamed import).
 ///
 /// Meant for leaf values: text, numbers, dates, enums. A derived struct
 /// inside a `Sourced` is walked like any other value (its checks run, its
@@ -26,7 +34,7 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(description = "A value and the exact span of the document it was read from.")]
-pub struct Sourced<T> {
+pub struct Sourced<T: Audited> {
     /// The value.
     #[schemars(description = "The value, as the document states it.")]
     pub value: T,

@@ -1,24 +1,28 @@
 //! Lowers a check to typed Rust: one closure per check, inside the type's
-//! `audit`, that evaluates the rule over `__this`, and the encoded
-//! description (`CheckMeta`) the runtime shows in messages and in the tool
-//! description. Calls carry the spans of
-//! the user's tokens, so a type error lands inside the attribute.
+//! `audit`, that evaluates the rule over `__this`, and the check's
+//! description (`extract_contract::Check`) the runtime shows in messages
+//! and in the tool description. Both come from one traversal of the rule,
+//! so the operand the lowered code records as number `i` is the `i`th
+//! operand of the description. Calls carry the spans of the user's tokens,
+//! so a type error lands inside the attribute.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
 use super::{Check, CheckKind, FieldPath, Func, Node, Op, PlaceholderTarget};
 use crate::container::Field;
-use crate::encoding::{ITEM_MARK, PART_MARK, PATH_MARK, join};
+use crate::encoding::CheckText;
 
-/// The runtime's hidden module by its full path: for what the derive writes
+/// The runtime's hidden module by its full path, versioned with the
+/// contract (`extract_contract::HIDDEN_MODULE`): for what the derive writes
 /// outside a body (impl headers, signatures).
 pub fn private() -> TokenStream {
-    quote!(::extract::__private)
+    let module = syn::Ident::new(extract_contract::HIDDEN_MODULE, Span::call_site());
+    quote!(::extract::#module)
 }
 
 /// The runtime's hidden module inside a derived body, which starts with
-/// `use ::extract::__private::probes::*` (see [`probes`]): the glob brings
+/// `use ::extract::__private_v1::probes::*` (see [`probes`]): the glob brings
 /// the module in as `__extract`, one token where the full path is six. Every
 /// token the derive writes costs it and rustc time in each user's build, and
 /// a check is mostly runtime paths.
@@ -33,62 +37,52 @@ pub fn probes() -> TokenStream {
     quote!(use #p::probes::*;)
 }
 
-/// A check's description in the runtime's encoding (see
-/// `TypeInfo::derived`): its parts separated by `PART_MARK`.
-pub fn meta(check: &Check) -> String {
-    let mut atoms = Vec::new();
-    let mut fields: Vec<Vec<String>> = Vec::new();
-    let (rule, with) = match &check.kind {
+/// A check lowered: the statement that runs it inside the derived `audit`,
+/// and its description for the runtime.
+pub struct Lowered {
+    pub run: TokenStream,
+    pub text: CheckText,
+}
+
+/// Lowers check `index`. In the statement, `__this` is the value and
+/// `__info` its type's description. The rule is a closure, not a function
+/// of its own: one body fewer to compile per check.
+pub fn check(check: &Check, index: usize, fields: &[Field]) -> Lowered {
+    let p = runtime();
+    let mut text = CheckText {
+        rule: String::new(),
+        atoms: Vec::new(),
+        fields: Vec::new(),
+        tolerance: check.tolerance.as_ref().map(|lit| quote!(#lit).to_string()),
+        message: check.message.as_ref().map(syn::LitStr::value),
+        placeholders: check.placeholders.iter().map(|ph| ph.name.to_string()).collect(),
+        code: check.code.as_ref().map(syn::LitStr::value),
+        recoverable: check.recoverable,
+        with: None,
+    };
+    let run = match &check.kind {
+        CheckKind::With(path) => {
+            let written = quote!(#path).to_string().replace(' ', "");
+            text.rule = written.clone();
+            text.with = Some(written);
+            let call = quote_spanned!(syn::spanned::Spanned::span(path)=> #path(__this));
+            quote! { __audit.run_with(__info, #index, #call); }
+        }
         CheckKind::Expr(node) => {
-            collect_atoms(node, false, &mut atoms);
+            text.rule = rule_text(node);
             node.paths(&mut |path, in_aggregate| {
                 let mut names: Vec<String> = path.hops.iter().map(crate::case::unraw).collect();
                 if in_aggregate {
                     names.truncate(1);
                 }
-                if !fields.contains(&names) {
-                    fields.push(names);
+                let joined = names.join(".");
+                if !text.fields.contains(&joined) {
+                    text.fields.push(joined);
                 }
             });
-            (pieces(node), None)
-        }
-        CheckKind::With(path) => {
-            let text = quote!(#path).to_string().replace(' ', "");
-            (vec![Piece::Text(text.clone())], Some(text))
-        }
-    };
-    let atoms: Vec<String> = atoms.iter().map(|a| encode(&pieces(a))).collect();
-    let fields: Vec<String> = fields.iter().map(|f| f.join(".")).collect();
-    let placeholders: Vec<String> = check.placeholders.iter().map(|ph| ph.name.to_string()).collect();
-    let optional = |text: Option<String>| text.map(|t| format!("={t}")).unwrap_or_default();
-    let parts = [
-        encode(&rule),
-        join(&atoms, ITEM_MARK),
-        join(&fields, ITEM_MARK),
-        optional(check.tolerance.as_ref().map(|lit| quote!(#lit).to_string())),
-        optional(check.message.as_ref().map(syn::LitStr::value)),
-        join(&placeholders, ITEM_MARK),
-        optional(check.code.as_ref().map(syn::LitStr::value)),
-        if check.recoverable { "1" } else { "0" }.to_string(),
-        optional(with),
-    ];
-    join(&parts, PART_MARK)
-}
-
-/// The statement that runs check `index` inside the derived `audit`, where
-/// `__this` is the value and `__info` its type's description. The rule is a
-/// closure, not a function of its own: one body fewer to compile per check.
-pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
-    let p = runtime();
-    match &check.kind {
-        CheckKind::With(path) => {
-            let call = quote_spanned!(syn::spanned::Spanned::span(path)=> #path(__this));
-            quote! { __audit.run_with(__info, #index, #call); }
-        }
-        CheckKind::Expr(node) => {
             let mut lowering = Lowering {
                 fields,
-                atoms: 0,
+                atoms: Vec::new(),
                 tolerance: tolerance_tokens(check),
                 records_sides: check
                     .placeholders
@@ -96,12 +90,13 @@ pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
                     .any(|ph| matches!(ph.target, PlaceholderTarget::Side)),
             };
             let body = lowering.top(node);
+            text.atoms = lowering.atoms;
             let placeholders = check.placeholders.iter().enumerate().filter_map(|(i, ph)| match &ph.target {
                 PlaceholderTarget::Field(field) => {
                     let shown = shown(quote!(__a));
                     Some(quote! {
                         if __rec.is_on() {
-                            let __a = (&&#p::Leaf(&__this.#field)).value();
+                            let __a = #p::probe_leaf!(&__this.#field).value();
                             __rec.placeholder(#i, #shown);
                         }
                     })
@@ -120,7 +115,8 @@ pub fn run(check: &Check, index: usize, fields: &[Field]) -> TokenStream {
                 });
             }
         }
-    }
+    };
+    Lowered { run, text }
 }
 
 /// Whether the node is a comparison, `!` or `&&`/`||`: an `Option<bool>` as lowered.
@@ -153,7 +149,9 @@ struct Lowering<'a> {
     /// The struct's fields: an operand that is one of them, of a number
     /// type written as such, needs no probe to be read or shown.
     fields: &'a [Field],
-    atoms: usize,
+    /// The operands recorded so far, as the description shows them: the
+    /// lowered code records operand `i` by its index here.
+    atoms: Vec<String>,
     tolerance: TokenStream,
     /// Whether the check's `message` shows `{lhs}` or `{rhs}`, so the two
     /// sides of its comparison are recorded.
@@ -185,10 +183,10 @@ impl Lowering<'_> {
         let p = runtime();
         match node {
             Node::Path(path) => match self.own_number(path) {
-                Some(value) => self.atom(value, true),
+                Some(value) => self.atom(node, value, true),
                 None => {
                     let value = single_path(path);
-                    self.atom(value, false)
+                    self.atom(node, value, false)
                 }
             },
             // `validate::check_node` has rejected literals that do not parse.
@@ -294,7 +292,7 @@ impl Lowering<'_> {
                 };
                 // Every function but these computes a number.
                 let computed = !matches!(func, Func::Unique | Func::IsSome | Func::IsNone);
-                self.atom(value, computed)
+                self.atom(node, value, computed)
             }
         }
     }
@@ -326,9 +324,9 @@ impl Lowering<'_> {
     /// Records an operand's value for the failure message. A number the
     /// check `computed` is recorded as one; any other value is shown as its
     /// type allows (`shown`).
-    fn atom(&mut self, value: TokenStream, computed: bool) -> TokenStream {
-        let index = self.atoms;
-        self.atoms += 1;
+    fn atom(&mut self, node: &Node, value: TokenStream, computed: bool) -> TokenStream {
+        let index = self.atoms.len();
+        self.atoms.push(rule_text(node));
         if computed {
             return quote! {{
                 let __a = #value;
@@ -398,7 +396,7 @@ fn single_path(path: &FieldPath) -> TokenStream {
     let hops = &path.hops;
     let last = hops.last().expect("paths have a hop");
     if hops.len() == 1 {
-        return quote_spanned!(last.span()=> (&&#p::Leaf(&__this.#last)).value());
+        return quote_spanned!(last.span()=> #p::probe_leaf!(&__this.#last).value());
     }
     let first = &hops[0];
     let mut out = step("__this", first, |value| respan(quote!(#value.single()), first.span()));
@@ -406,7 +404,7 @@ fn single_path(path: &FieldPath) -> TokenStream {
         let next = step("__h", hop, |value| respan(quote!(#value.single()), hop.span()));
         out = quote_spanned!(hop.span()=> #out.and_then(|__h| #next));
     }
-    quote_spanned!(last.span()=> #out.and_then(|__h| (&&#p::Leaf(&__h.#last)).value()))
+    quote_spanned!(last.span()=> #out.and_then(|__h| #p::probe_leaf!(&__h.#last).value()))
 }
 
 /// One step into `base.hop`: the demand that the type derives `Extractable`
@@ -417,9 +415,16 @@ fn step(base: &str, hop: &syn::Ident, then: impl FnOnce(TokenStream) -> TokenStr
     // error about the step points at the user's token.
     let base = syn::Ident::new(base, hop.span());
     let require = respan(quote!(#p::require_hop(&#base.#hop)), hop.span());
-    let probe = respan(quote!((&&#p::Step(&#base.#hop))), hop.span());
+    let probe = respan(quote!(#p::probe_step!(&#base.#hop)), hop.span());
     let step = then(probe);
     quote!({ #require; #step })
+}
+
+/// `tokens` with every span set to the first span of `user` (the user's
+/// tokens), so an error about them lands there.
+pub fn respan_to(tokens: TokenStream, user: impl quote::ToTokens) -> TokenStream {
+    let span = user.into_token_stream().into_iter().next().map_or_else(Span::call_site, |t| t.span());
+    respan(tokens, span)
 }
 
 /// `tokens` with every span set to `span` (groups included), so rustc can
@@ -462,7 +467,7 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
         if hops.len() == 1 { (quote!(__this), quote!(#p::One)) } else { (quote!(__h), quote!(__c)) };
     let require = respan(quote!(#p::require_many(__c)), func_span);
     let mut body = quote_spanned!(last.span()=>
-        if (&&&&&#p::LeafEach(&#base.#last, #card)).each(|__v, __c| { #require; __acc.add(__v); }) {
+        if #p::probe_leaf_each!(&#base.#last, #card).each(|__v, __c| { #require; __acc.add(__v); }) {
             __absent = true;
         }
     );
@@ -477,38 +482,21 @@ fn aggregate_path(path: &FieldPath, func_span: Span) -> TokenStream {
     body
 }
 
-/// The operands a failure message shows the values of.
-fn collect_atoms<'a>(node: &'a Node, inside_call: bool, out: &mut Vec<&'a Node>) {
-    match node {
-        Node::Path(_) if !inside_call => out.push(node),
-        Node::Path(_) => {}
-        Node::Call { func, arg, .. } => {
-            // Numbered in the order `lower` records them: an `abs` argument's
-            // operands first, then the call itself.
-            if *func == Func::Abs {
-                collect_atoms(arg, false, out);
-            }
-            out.push(node);
-        }
-        Node::Binary { lhs, rhs, .. } => {
-            collect_atoms(lhs, inside_call, out);
-            collect_atoms(rhs, inside_call, out);
-        }
-        Node::Not(x, _) | Node::Neg(x, _) | Node::Paren(x) => collect_atoms(x, inside_call, out),
-        Node::Int(_) | Node::Float(_) | Node::Str(_) | Node::Bool(_) | Node::Variant(_) => {}
-    }
+/// A rule's text (or an operand's) in the contract's encoding: its field
+/// paths marked, so the runtime shows them in JSON names.
+fn rule_text(node: &Node) -> String {
+    let mut pieces = Vec::new();
+    write_pieces(node, &mut pieces);
+    extract_contract::Rule::encode(pieces.iter().map(|piece| match piece {
+        Piece::Text(text) => extract_contract::Piece::Text(text),
+        Piece::Path(path) => extract_contract::Piece::Path(path),
+    }))
 }
 
-/// A piece of a rule's text.
+/// A piece of a rule's text: a path's hops joined by `.`.
 enum Piece {
     Text(String),
-    Path(Vec<String>),
-}
-
-fn pieces(node: &Node) -> Vec<Piece> {
-    let mut out = Vec::new();
-    write_pieces(node, &mut out);
-    out
+    Path(String),
 }
 
 fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
@@ -517,7 +505,10 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
         _ => out.push(Piece::Text(s)),
     };
     match node {
-        Node::Path(path) => out.push(Piece::Path(path.hops.iter().map(crate::case::unraw).collect())),
+        Node::Path(path) => {
+            let hops: Vec<String> = path.hops.iter().map(crate::case::unraw).collect();
+            out.push(Piece::Path(hops.join(".")))
+        }
         Node::Int(l) => text(out, l.to_string()),
         Node::Float(l) => text(out, l.to_string()),
         Node::Str(l) => text(out, format!("{:?}", l.value())),
@@ -549,29 +540,12 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
     }
 }
 
-/// A rule's pieces in the runtime's encoding: text as is, a path between two
-/// `PATH_MARK`s with its hops joined by `.`.
-fn encode(pieces: &[Piece]) -> String {
-    let mut out = String::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) => out.push_str(text),
-            Piece::Path(hops) => {
-                out.push(PATH_MARK);
-                out.push_str(&hops.join("."));
-                out.push(PATH_MARK);
-            }
-        }
-    }
-    out
-}
-
 /// How the operand `value` (an `Option` of an operand) shows in a message.
 fn shown(value: TokenStream) -> TokenStream {
     let p = runtime();
     quote! {
         match &#value {
-            #p::Some(__v) => (&&&&&#p::Probe(#p::Val::val(__v))).show(),
+            #p::Some(__v) => #p::probe_show!(#p::Val::val(__v)).show(),
             #p::None => #p::Shown::absent(),
         }
     }

@@ -6,8 +6,9 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use crate::schema::CheckMeta;
-use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, TypeInfo, Violation};
+use crate::schema::{CheckMeta, Shape};
+use crate::schema::TypeInfo;
+use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, Violation};
 
 use super::EvalError;
 use super::path::{Collection, DefaultVisit, One, Reach, Stop};
@@ -129,7 +130,11 @@ impl<'d> Audit<'d> {
                 format!("check failed: {rule}{tolerance}{}", values_text(info, meta, &recorder))
             }
         };
-        let fields: Vec<FieldPath> = meta.field_paths().map(|f| self.here(&info.json_path(&f))).collect();
+        let fields: Vec<FieldPath> = meta
+            .fields
+            .iter()
+            .map(|f| self.here(&info.json_path(&f.split('.').collect::<Vec<_>>())))
+            .collect();
         let path = fields.first().cloned().unwrap_or_else(|| self.here(&[]));
         let code = meta.code.map_or(Code::CHECK_FAILED, Code::new_static);
         self.report(
@@ -264,7 +269,10 @@ fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Records) ->
             continue;
         }
         seen.push(*index);
-        parts.push(format!("{} = {value}", info.render(meta.atom(*index))));
+        // The lowered check records operands by their index in `meta.atoms`.
+        if let Some(atom) = meta.atoms.iter().nth(*index) {
+            parts.push(format!("{} = {value}", info.render(*atom)));
+        }
     }
     if parts.is_empty() { String::new() } else { format!(": {}", parts.join(", ")) }
 }
@@ -278,7 +286,9 @@ fn fill_template(template: &str, meta: &CheckMeta, recorder: &Records) -> String
         out = out.replace("{rhs}", rhs);
     }
     for (index, value) in &recorder.placeholders {
-        out = out.replace(&format!("{{{}}}", meta.placeholder(*index)), value);
+        if let Some(name) = meta.placeholders.iter().nth(*index) {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
     }
     out
 }
@@ -295,10 +305,18 @@ pub(crate) fn normalize_whitespace(text: &str) -> String {
     out
 }
 
-/// A value the semantic walk descends into: a derived type, a `Sourced`
-/// value, or a container of them. The derive walks a field by its type's
-/// shape (see [`Shape`](crate::schema::Shape)); these impls let a name the
-/// derive cannot see through (a type alias of `Vec<Item>`, say) be walked too.
+/// A value the semantic walk knows: a derived type, a `Sourced` value, a
+/// container of them, or plain data with nothing inside to check. The derive
+/// walks a field by the shape it reads from the field's type; these impls
+/// let a name the derive cannot see through (a type alias of `Vec<Item>`, a
+/// renamed import of `Sourced`) be walked exactly as the type it names, and
+/// each gives its [`SHAPE`](Self::SHAPE), so the description of a field
+/// follows what its type is, not how it was written.
+#[diagnostic::on_unimplemented(
+    message = "the semantic walk does not know `{Self}`",
+    label = "a value of this type may hold checks that would never run",
+    note = "derive `Extractable` on it, use a container the walk knows (`Option`, `Box`, `Vec`, sets, maps, tuples), or declare plain data without checks with `extract::leaf!`"
+)]
 pub trait Audited {
     /// Runs the checks of this value (and of everything inside it). `recoverable`
     /// is the tag of the field the value sits in.
@@ -317,6 +335,12 @@ pub trait Audited {
     /// function would be compiled in every crate that derives a type, a
     /// constant only where it is read.
     const TYPE_INFO: Option<&'static TypeInfo> = None;
+    /// How the type holds values, for the type's description. By default a
+    /// derived type's own: the type, named, with its description.
+    const SHAPE: &'static Shape = match Self::TYPE_INFO {
+        Some(info) => &Shape::Named(info),
+        None => &Shape::Leaf,
+    };
 
     /// For check paths ([`Hop`](super::Hop)): the struct a step into this value reaches.
     /// The same impl serves the walk and the paths, so a derived type writes
@@ -353,14 +377,6 @@ pub(crate) fn described(info: Option<&'static TypeInfo>) -> &'static TypeInfo {
     info.expect("a derived type describes itself")
 }
 
-/// The first of two descriptions that is there (`Option::or`, usable in a constant).
-const fn either(a: Option<&'static TypeInfo>, b: Option<&'static TypeInfo>) -> Option<&'static TypeInfo> {
-    match a {
-        Some(info) => Some(info),
-        None => b,
-    }
-}
-
 macro_rules! audit_wrapper {
     ($([$($generics:tt)*] $ty:ty;)*) => {$(
         impl<$($generics)*> Audited for $ty {
@@ -369,7 +385,7 @@ macro_rules! audit_wrapper {
                     x.audit::<L>(audit, recoverable)
                 }
             }
-            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            const SHAPE: &'static Shape = &Shape::Wrap(T::SHAPE);
             type Target = T::Target;
             type Card = <T::Card as Reach>::Wrapped;
             fn visit<'a, F: FnMut(&'a T::Target)>(&'a self, f: &mut F) {
@@ -418,7 +434,7 @@ macro_rules! audit_sequence {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 audit.each(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
-            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            const SHAPE: &'static Shape = &Shape::Seq(T::SHAPE);
             path_through_collection!();
         }
     )*};
@@ -441,7 +457,7 @@ macro_rules! audit_map {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 audit.each_entry(self, |x, audit| x.audit::<L>(audit, recoverable));
             }
-            const TYPE_INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+            const SHAPE: &'static Shape = &Shape::Map(T::SHAPE);
             path_through_collection!();
         }
     )*};
@@ -463,21 +479,49 @@ pub enum Lazy {}
 
 impl LazyWalk for Lazy {}
 
-// Plain data has nothing to walk. These impls let a type alias of a
-// container that mixes derived values with plain data (`type Pair = (Part,
-// u32)`) be walked through the impls above.
-macro_rules! audit_nothing {
-    ($($ty:ty),*) => {$(
-        impl Audited for $ty {
+/// Declares types plain data: values with nothing inside for the semantic
+/// walk to check. A type the walk does not know must be declared so before
+/// it can sit inside a `Sourced` or a type alias of a container, so that no
+/// check is ever skipped silently: a type that derives `Extractable` is
+/// walked, a type declared a leaf is not, and any other is a compile error.
+///
+/// ```
+/// use extract::Sourced;
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+/// enum Currency { Eur, Usd }
+/// extract::leaf!(Currency);
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+/// struct Payment { currency: Sourced<Currency> }
+/// ```
+#[macro_export]
+macro_rules! leaf {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::__private_v1::Audited for $ty {
             type Target = ();
-            type Card = Stop;
+            type Card = $crate::__private_v1::Stop;
         }
     )*};
 }
 
-audit_nothing!(
-    String, str, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+// Plain data of the standard library and the optional dependencies. These
+// impls also let a type alias of a container that mixes derived values with
+// plain data (`type Pair = (Part, u32)`) be walked through the impls above.
+crate::leaf!(
+    String, str, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
+    std::borrow::Cow<'static, str>, std::path::PathBuf, std::time::Duration, std::net::IpAddr,
+    std::net::Ipv4Addr, std::net::Ipv6Addr, serde_json::Value
 );
+#[cfg(feature = "chrono")]
+crate::leaf!(chrono::NaiveDate, chrono::NaiveDateTime, chrono::NaiveTime);
+#[cfg(feature = "chrono")]
+impl<Tz: chrono::TimeZone> Audited for chrono::DateTime<Tz> {
+    type Target = ();
+    type Card = Stop;
+}
+#[cfg(feature = "decimal")]
+crate::leaf!(rust_decimal::Decimal);
 
 macro_rules! audit_tuple {
     ($(($($name:ident $index:tt),+);)*) => {$(
@@ -485,11 +529,7 @@ macro_rules! audit_tuple {
             fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
                 $(audit.at_index($index, |audit| self.$index.audit::<L>(audit, recoverable));)+
             }
-            const TYPE_INFO: Option<&'static TypeInfo> = {
-                let info = None;
-                $(let info = either(info, $name::TYPE_INFO);)+
-                info
-            };
+            const SHAPE: &'static Shape = &Shape::Tuple(&[$($name::SHAPE),+]);
             type Target = ();
             type Card = Stop;
         }
@@ -617,33 +657,40 @@ impl<T: ?Sized> AuditSkip for AuditProbe<'_, T> {
     fn audit_value<L: LazyWalk>(&self, _: &mut Audit<'_>, _: bool) {}
 }
 
-/// The probe a [`Shape::Named`](crate::schema::Shape::Named) finds a type's
-/// description with, in a constant: `NestedProbe::<T>::INFO` is the
-/// inherent constant below when `T` is [`Audited`], else [`NestedNone`]'s.
-/// Path resolution passes over an inherent item whose bounds do not hold, so
-/// the choice is made where `derived_items!` writes it, with no function for
-/// the user's crate to compile.
+/// The probe a field's [`Shape`] is found with, in a constant:
+/// `NestedProbe::<T>::SHAPE` is the inherent constant below when `T` is
+/// [`Audited`], else [`NestedNone`]'s (a leaf the walk does not know, which
+/// the derive has judged to hold no derived value). Path resolution passes
+/// over an inherent item whose bounds do not hold, so the choice is made
+/// where `derived_items!` writes it, with no function for the user's crate
+/// to compile.
 pub struct NestedProbe<T: ?Sized>(PhantomData<T>);
 
 impl<T: Audited + ?Sized> NestedProbe<T> {
-    /// The derived type's description.
-    pub const INFO: Option<&'static TypeInfo> = T::TYPE_INFO;
+    /// The type's shape.
+    pub const SHAPE: &'static Shape = T::SHAPE;
 }
 
-/// Any other named type: no description.
+/// Any other type: a leaf.
 pub trait NestedNone {
-    /// `None`.
-    const INFO: Option<&'static TypeInfo> = None;
+    /// [`Shape::Leaf`].
+    const SHAPE: &'static Shape = &Shape::Leaf;
 }
 
 impl<T: ?Sized> NestedNone for NestedProbe<T> {}
 
 // Provenance is part of the semantic walk: a `Sourced` value's quote is
-// checked against the document wherever the walk meets it.
-impl<T: 'static> Audited for Sourced<T> {
+// checked against the document wherever the walk meets it, and its value is
+// walked like any other (`Sourced<T>` demands `T: Audited`, so a value with
+// checks is never one the walk cannot enter).
+impl<T: Audited + 'static> Audited for Sourced<T> {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
         audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
+        audit.enter("value");
+        self.value.audit::<L>(audit, recoverable);
+        audit.leave();
     }
+    const SHAPE: &'static Shape = &Shape::Sourced(T::SHAPE);
     // A check path steps into `value` and `quote`. Its card is `One`, not
     // `Own`: `Own` is what makes a derived type `Extractable`.
     type Target = Sourced<T>;

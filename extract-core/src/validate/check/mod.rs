@@ -32,7 +32,7 @@ pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque
 /// the user's crate to resolve and hash): every trait the derived code calls
 /// a probe's method through, imported without a name, and this module as
 /// `__extract`, so the derived code names the runtime in one token where
-/// `::extract::__private` is six.
+/// `::extract::__private_v1` is six.
 pub mod probes {
     pub use super::{
         AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
@@ -40,7 +40,7 @@ pub mod probes {
         ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _, StepHop as _,
         StepHopEach as _,
     };
-    pub use crate::__private as __extract;
+    pub use crate::__private_v1 as __extract;
 }
 
 /// What a derived description imports where it names another type's: the

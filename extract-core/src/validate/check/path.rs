@@ -412,3 +412,35 @@ impl<'a, X, C: Card> LeafEachPlain<'a> for LeafEach<'a, X, C> {
         false
     }
 }
+
+// The probes as derived code writes them: each one reference deeper than
+// the deepest impl of its family above, so method resolution tries the
+// impls in order. The depths live here, beside the impls, and nowhere else.
+
+/// One step of a check path: `probe_step!(&value.field).single()`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __probe_step {
+    ($value:expr) => {
+        (&&$crate::__private_v1::Step($value))
+    };
+}
+
+/// The last value of a single-valued path: `probe_leaf!(&value.field).value()`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __probe_leaf {
+    ($value:expr) => {
+        (&&$crate::__private_v1::Leaf($value))
+    };
+}
+
+/// The last value of an aggregate's path: `probe_leaf_each!(&value.field, card).each(...)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __probe_leaf_each {
+    ($value:expr, $card:expr) => {
+        (&&&&&$crate::__private_v1::LeafEach($value, $card))
+    };
+}
+

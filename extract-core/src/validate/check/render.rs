@@ -155,6 +155,17 @@ impl<T: ?Sized> ShowOpaque for Probe<'_, T> {
 }
 
 /// The probe the show traits are chosen on, by method resolution on the
-/// concrete type: `(&&&&&Probe(value)).show()` picks the first that applies
+/// concrete type: `probe_show!(value).show()` picks the first that applies
 /// of number, text, `Display`, `Debug`.
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+/// The probe derived code shows an operand with: `probe_show!(value).show()`,
+/// one reference deeper than the deepest show impl above (see there).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __probe_show {
+    ($value:expr) => {
+        (&&&&&$crate::__private_v1::Probe($value))
+    };
+}
+

@@ -10,7 +10,8 @@ use jsonschema::{JsonType, ValidationError};
 use serde_json::Value;
 
 use crate::vocabulary::text::{a_json_type, count, shorten};
-use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation, quote_prefix};
+use crate::schema::TypeInfo;
+use crate::{Code, FieldPath, Layer, Segment, Violation, quote_prefix};
 
 /// How many `$ref` hops a description of an allowed shape follows (guards cycles).
 const MAX_REF_HOPS: usize = 8;

@@ -19,7 +19,8 @@ mod serde_fallback;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use crate::{Code, FieldPath, Layer, TypeInfo, Violation};
+use crate::schema::TypeInfo;
+use crate::{Code, FieldPath, Layer, Violation};
 use compile::{
     bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep,
 };
@@ -46,7 +47,7 @@ const MAX_VALUE_DEPTH: usize = 128;
 /// use extract_core::structure::StructureValidator;
 /// use serde_json::json;
 ///
-/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo::new("Note", "note", "", &[], &[]);
+/// static INFO: extract_core::TypeInfo = extract_core::__private_v1::TypeInfo::new("Note", "note", "", &[]);
 /// let schema = json!({
 ///     "type": "object",
 ///     "properties": {"title": {"type": "string", "maxLength": 5}},
@@ -210,7 +211,7 @@ mod tests {
     use jsonschema::paths::Location;
     use serde_json::json;
 
-    static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[], &[]);
+    static INFO: TypeInfo = TypeInfo::new("T", "t", "", &[]);
 
     #[test]
     fn numeric_formats_and_their_natural_bounds_need_no_schema_pass() {

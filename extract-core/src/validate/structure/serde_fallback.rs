@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::convert::{MAX_LISTED, got, join_list, missing_message, short_text, show};
 use crate::vocabulary::text::shorten;
-use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation, quote_prefix};
+use crate::schema::TypeInfo;
+use crate::{Code, FieldPath, Layer, Segment, Violation, quote_prefix};
 
 /// The fallback violation when serde rejects an output the schema pass
 /// accepted (a `u8` given 300 where the schema states no bound, an `i64` out
@@ -21,7 +22,7 @@ use crate::{Code, FieldPath, Layer, Segment, TypeInfo, Violation, quote_prefix};
 ///
 /// #[derive(Deserialize, Debug)]
 /// struct Row { count: u8 }
-/// static INFO: extract_core::TypeInfo = extract_core::TypeInfo::new("Row", "row", "", &[], &[]);
+/// static INFO: extract_core::TypeInfo = extract_core::__private_v1::TypeInfo::new("Row", "row", "", &[]);
 /// let value = serde_json::json!({"count": 300});
 /// let error = serde_path_to_error::deserialize::<_, Row>(&value).unwrap_err();
 /// let violation = serde_violation(&value, error, &INFO);
