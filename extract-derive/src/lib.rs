@@ -31,17 +31,25 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(Extractable, attributes(extract, check))]
 pub fn derive_extractable(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand(&input).into()
+}
+
+/// What the derive writes for `input`: the impl, or the errors and the fallback impl.
+fn expand(input: &syn::DeriveInput) -> proc_macro2::TokenStream {
     let mut errors = ctxt::Errors::default();
-    let container = container::Container::from_ast(&input, &mut errors);
+    let container = container::Container::from_ast(input, &mut errors);
     if let Some(container) = &container {
-        validate::container(&input, container, &mut errors);
+        validate::container(input, container, &mut errors);
     }
     match (errors.into_compile_errors(), container) {
-        (None, Some(container)) => emit::extractable(&container).into(),
+        (None, Some(container)) => emit::extractable(&container),
         // A union gets no fallback impl: it would demand `Deserialize` and
         // `JsonSchema`, which a union cannot have, and so add errors of its own.
-        (Some(errors), _) if matches!(input.data, syn::Data::Union(_)) => errors.into(),
-        (Some(errors), _) => emit::fallback(&input, errors).into(),
+        (Some(errors), _) if matches!(input.data, syn::Data::Union(_)) => errors,
+        (Some(errors), _) => emit::fallback(input, errors),
         (None, None) => unreachable!("a derive without a model has recorded why"),
     }
 }
+
+#[cfg(test)]
+mod expansion_snapshots;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::lean::trim_for_model;
 use crate::Tool;
-use crate::schema::TypeInfo;
+use crate::schema::{Shape, TypeInfo};
 
 /// The tool a model fills in for the type `info` describes, from the type's
 /// schemars schema (the validator keeps its own, untouched copy).
@@ -89,51 +89,66 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
     let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) else { return };
     for field in info.fields() {
         let Some(property) = properties.get_mut(field.json_name) else { continue };
-        // The derived types inside the field, paired with the `$defs` its
-        // schema refers to, in the order both appear (a tuple's elements,
-        // say); when the counts differ, the first with the first.
-        let mut nested = Vec::new();
-        field.shape.nested(&mut |info, _| nested.push(info));
-        let mut refs = Vec::new();
-        collect_refs(property, &mut refs);
-        let pairs: Vec<_> = if nested.len() == refs.len() {
-            nested.into_iter().zip(refs).collect()
-        } else {
-            // Refs of plain data (an enum, a `Sourced`) are in the list too:
-            // pair each derived type with the definition named after it.
-            nested
-                .into_iter()
-                .filter_map(|info| Some((info, refs.iter().find(|r| *r == info.rust_name)?.clone())))
-                .collect()
-        };
-        for (nested, name) in pairs {
-            if seen.contains(&name) {
-                continue;
-            }
-            let Some(mut def) = defs.get_mut(&name).map(Value::take) else { continue };
-            seen.push(name.clone());
-            admit_null_in(&mut def, nested, defs, seen);
-            defs[&name] = def;
-        }
+        admit_null_inside(property, field.shape, defs, seen);
         if !field.recoverable {
             admit_null(property);
         }
     }
 }
 
-/// The names of the `$defs` entries a property schema refers to, in order.
-fn collect_refs(schema: &Value, out: &mut Vec<String>) {
-    match schema {
-        Value::Object(map) => {
-            if let Some(name) =
-                map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/"))
-            {
-                out.push(name.to_string());
-            }
-            map.values().for_each(|v| collect_refs(v, out));
+/// Follows `shape` through `schema` (the schema of a value of that shape)
+/// down to every derived type inside, and admits null for their tagged
+/// fields. The shape says where each value sits: a `Sourced` value under
+/// `value`, a sequence's under `items`, a map's under `additionalProperties`,
+/// a tuple's under `prefixItems`; an `Option` in any branch of a union.
+fn admit_null_inside(schema: &mut Value, shape: &'static Shape, defs: &mut Value, seen: &mut Vec<String>) {
+    if matches!(shape, Shape::Leaf) {
+        return;
+    }
+    if let Some(name) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) {
+        // A definition is shared by every value of its type: visit it once
+        // (which also ends the walk of a recursive type).
+        let name = name.to_string();
+        if seen.contains(&name) {
+            return;
         }
-        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
-        _ => {}
+        let Some(mut def) = defs.get_mut(&name).map(Value::take) else { return };
+        seen.push(name.clone());
+        admit_null_inside(&mut def, shape, defs, seen);
+        defs[&name] = def;
+        return;
+    }
+    for union in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get_mut(union) {
+            branches.iter_mut().for_each(|branch| admit_null_inside(branch, shape, defs, seen));
+        }
+    }
+    match shape {
+        Shape::Leaf => {}
+        Shape::Named(info) => admit_null_in(schema, info, defs, seen),
+        Shape::Wrap(inner) => admit_null_inside(schema, inner, defs, seen),
+        Shape::Sourced(inner) => {
+            if let Some(value) = schema.pointer_mut("/properties/value") {
+                admit_null_inside(value, inner, defs, seen);
+            }
+        }
+        Shape::Seq(inner) => {
+            if let Some(items) = schema.get_mut("items") {
+                admit_null_inside(items, inner, defs, seen);
+            }
+        }
+        Shape::Map(inner) => {
+            if let Some(values) = schema.get_mut("additionalProperties") {
+                admit_null_inside(values, inner, defs, seen);
+            }
+        }
+        Shape::Tuple(elements) => {
+            if let Some(Value::Array(items)) = schema.get_mut("prefixItems") {
+                for (item, element) in items.iter_mut().zip(elements.iter()) {
+                    admit_null_inside(item, element, defs, seen);
+                }
+            }
+        }
     }
 }
 
