@@ -63,8 +63,8 @@ fn a_failing_check_inside_an_aliased_or_renamed_sourced_is_found_at_its_path() {
         ("renamed", "renamed.value.qty"),
         ("keyed", "keyed.first.value.qty"),
     ] {
-        let violations = extract::validate::<Order>(&order(place, sourced(json!("A-1"), -1)), DOCUMENT)
-            .expect_err(place);
+        let violations =
+            extract::validate::<Order>(&order(place, sourced(json!("A-1"), -1)), DOCUMENT).expect_err(place);
         assert_eq!(violations.len(), 1, "{place}: {violations}");
         assert_eq!(violations[0].code, "check_failed", "{place}");
         assert_eq!(violations[0].path.to_string(), path, "{place}");
@@ -101,7 +101,12 @@ fn the_quote_of_an_aliased_sourced_is_checked() {
 fn aliases_are_described_as_the_types_they_name() {
     // The tool's list of checks reaches through every alias.
     let description = Order::tool().description;
-    for line in ["in `line`: qty >= 0", "in each `lines`: qty >= 0", "in `renamed`: qty >= 0", "in each `keyed`: qty >= 0"] {
+    for line in [
+        "in `line`: qty >= 0",
+        "in each `lines`: qty >= 0",
+        "in `renamed`: qty >= 0",
+        "in each `keyed`: qty >= 0",
+    ] {
         assert!(description.contains(line), "{line}: {description}");
     }
     // The tagged field inside admits null in the tool's schema, through the aliases.

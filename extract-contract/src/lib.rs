@@ -193,9 +193,11 @@ impl<'a> Rule<'a> {
 
     /// The rule's pieces, in order.
     pub fn pieces(&self) -> impl Iterator<Item = Piece<'a>> + use<'a> {
-        self.0.split(PATH_MARK).enumerate().filter(|(_, s)| !s.is_empty()).map(|(i, s)| {
-            if i % 2 == 0 { Piece::Text(s) } else { Piece::Path(s) }
-        })
+        self.0
+            .split(PATH_MARK)
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(i, s)| if i % 2 == 0 { Piece::Text(s) } else { Piece::Path(s) })
     }
 
     /// The encoded text.
@@ -364,9 +366,21 @@ mod tests {
             (proptest::collection::vec(word(), 0..3), proptest::option::of(word())),
             (any::<bool>(), proptest::option::of(word())),
         )
-            .prop_map(|((rule, atoms, fields), (tolerance, message), (placeholders, code), (recoverable, with))| {
-                OwnedCheck { rule, atoms, fields, tolerance, message, placeholders, code, recoverable, with }
-            })
+            .prop_map(
+                |((rule, atoms, fields), (tolerance, message), (placeholders, code), (recoverable, with))| {
+                    OwnedCheck {
+                        rule,
+                        atoms,
+                        fields,
+                        tolerance,
+                        message,
+                        placeholders,
+                        code,
+                        recoverable,
+                        with,
+                    }
+                },
+            )
     }
 
     proptest! {

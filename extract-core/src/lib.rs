@@ -45,14 +45,14 @@ pub use vocabulary::{
 #[doc(hidden)]
 pub mod __private_v1 {
     pub use crate::__derived_items as derived_items;
-    pub use crate::{
-        __probe_leaf as probe_leaf, __probe_leaf_each as probe_leaf_each, __probe_show as probe_show,
-        __probe_step as probe_step,
-    };
     pub use crate::schema::{CheckMeta, FieldInfo, Shape, TypeInfo};
     pub use crate::validate::check::*;
     pub use crate::validate::{Extractable, require_extractable};
     pub use crate::vocabulary::Segment;
+    pub use crate::{
+        __probe_leaf as probe_leaf, __probe_leaf_each as probe_leaf_each, __probe_show as probe_show,
+        __probe_step as probe_step,
+    };
     pub use schemars;
     pub use serde;
     pub use std::option::Option::{self, None, Some};

@@ -2,9 +2,9 @@
 
 use std::collections::HashSet;
 
-use extract_core::structure::StructureValidator;
-use extract_core::Tool;
 use extract_core::__private_v1::TypeInfo;
+use extract_core::Tool;
+use extract_core::structure::StructureValidator;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -3,8 +3,8 @@
 
 use std::sync::OnceLock;
 
-use extract_core::structure::{StructureValidator, serde_violation};
 use extract_core::__private_v1::{FieldInfo, Shape, TypeInfo};
+use extract_core::structure::{StructureValidator, serde_violation};
 use extract_core::{Layer, Violation};
 use schemars::JsonSchema;
 use serde::Deserialize;

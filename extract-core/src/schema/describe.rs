@@ -80,7 +80,14 @@ impl TypeInfo {
         description: &'static str,
         fields: &'static [FieldInfo],
     ) -> TypeInfo {
-        TypeInfo { rust_name, tool_name, description, fields: Described::Typed(fields), checks: "", state: OnceLock::new() }
+        TypeInfo {
+            rust_name,
+            tool_name,
+            description,
+            fields: Described::Typed(fields),
+            checks: "",
+            state: OnceLock::new(),
+        }
     }
 
     /// A type's description as the derive writes it: the fields' names and
@@ -158,7 +165,9 @@ impl TypeInfo {
                     fields
                         .into_iter()
                         .zip(shapes)
-                        .map(|(f, shape)| FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape))
+                        .map(|(f, shape)| {
+                            FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape)
+                        })
                         .collect()
                 }
             };
@@ -415,7 +424,11 @@ mod tests {
         "order",
         "",
         "dlines\u{1}items\u{2}bpair\u{1}\u{2}cquote\u{1}",
-        &[&Shape::Seq(&IN_ITEM), &Shape::Tuple(&[&Shape::Leaf, &Shape::Wrap(&IN_ITEM)]), &Shape::Sourced(&Shape::Leaf)],
+        &[
+            &Shape::Seq(&IN_ITEM),
+            &Shape::Tuple(&[&Shape::Leaf, &Shape::Wrap(&IN_ITEM)]),
+            &Shape::Sourced(&Shape::Leaf),
+        ],
         "sum(\u{1}lines.amount\u{1}) > 0\u{4}sum(\u{1}lines.amount\u{1})\u{4}lines\u{4}\u{4}=too small\u{4}\u{4}=small\u{4}0\u{4}",
     );
 
@@ -442,7 +455,10 @@ mod tests {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert!(seen.iter().all(|s| *s == seen[0]), "every thread sees the same decoded fields and cache: {seen:?}");
+        assert!(
+            seen.iter().all(|s| *s == seen[0]),
+            "every thread sees the same decoded fields and cache: {seen:?}"
+        );
         assert_eq!(RACED.fields()[0].rust_name, "amount");
         assert_eq!(*RACED.cached(|| 8_u32), 7);
     }

@@ -6,8 +6,8 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use crate::schema::{CheckMeta, Shape};
 use crate::schema::TypeInfo;
+use crate::schema::{CheckMeta, Shape};
 use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, Violation};
 
 use super::EvalError;
@@ -270,7 +270,7 @@ fn values_text(info: &'static TypeInfo, meta: &CheckMeta, recorder: &Records) ->
         }
         seen.push(*index);
         // The lowered check records operands by their index in `meta.atoms`.
-        if let Some(atom) = meta.atoms.iter().nth(*index) {
+        if let Some(atom) = meta.atoms.get(*index) {
             parts.push(format!("{} = {value}", info.render(*atom)));
         }
     }
@@ -286,7 +286,8 @@ fn fill_template(template: &str, meta: &CheckMeta, recorder: &Records) -> String
         out = out.replace("{rhs}", rhs);
     }
     for (index, value) in &recorder.placeholders {
-        if let Some(name) = meta.placeholders.iter().nth(*index) {
+        // By slice: `Audited::get` would shadow it on a `Vec` of text.
+        if let Some(name) = <[&str]>::get(&meta.placeholders, *index) {
             out = out.replace(&format!("{{{name}}}"), value);
         }
     }
@@ -509,9 +510,31 @@ macro_rules! leaf {
 // impls also let a type alias of a container that mixes derived values with
 // plain data (`type Pair = (Part, u32)`) be walked through the impls above.
 crate::leaf!(
-    String, str, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
-    std::borrow::Cow<'static, str>, std::path::PathBuf, std::time::Duration, std::net::IpAddr,
-    std::net::Ipv4Addr, std::net::Ipv6Addr, serde_json::Value
+    String,
+    str,
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    f32,
+    f64,
+    std::borrow::Cow<'static, str>,
+    std::path::PathBuf,
+    std::time::Duration,
+    std::net::IpAddr,
+    std::net::Ipv4Addr,
+    std::net::Ipv6Addr,
+    serde_json::Value
 );
 #[cfg(feature = "chrono")]
 crate::leaf!(chrono::NaiveDate, chrono::NaiveDateTime, chrono::NaiveTime);

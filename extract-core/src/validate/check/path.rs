@@ -443,4 +443,3 @@ macro_rules! __probe_leaf_each {
         (&&&&&$crate::__private_v1::LeafEach($value, $card))
     };
 }
-

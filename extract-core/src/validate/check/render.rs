@@ -168,4 +168,3 @@ macro_rules! __probe_show {
         (&&&&&$crate::__private_v1::Probe($value))
     };
 }
-

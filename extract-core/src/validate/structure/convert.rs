@@ -9,8 +9,8 @@ use jsonschema::paths::{Location, LocationSegment};
 use jsonschema::{JsonType, ValidationError};
 use serde_json::Value;
 
-use crate::vocabulary::text::{a_json_type, count, shorten};
 use crate::schema::TypeInfo;
+use crate::vocabulary::text::{a_json_type, count, shorten};
 use crate::{Code, FieldPath, Layer, Segment, Violation, quote_prefix};
 
 /// How many `$ref` hops a description of an allowed shape follows (guards cycles).

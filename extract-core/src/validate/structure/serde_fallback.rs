@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::convert::{MAX_LISTED, got, join_list, missing_message, short_text, show};
-use crate::vocabulary::text::shorten;
 use crate::schema::TypeInfo;
+use crate::vocabulary::text::shorten;
 use crate::{Code, FieldPath, Layer, Segment, Violation, quote_prefix};
 
 /// The fallback violation when serde rejects an output the schema pass
