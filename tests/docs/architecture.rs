@@ -376,14 +376,12 @@ fn cycles(nodes: &[String], edges: &BTreeSet<(String, String)>) -> Vec<Vec<Strin
     walk.found
 }
 
-#[test]
-fn every_import_between_layers_points_downward() {
-    let tops = layers_on_disk();
+/// What is wrong with the graph of the layers `tops` given their `edges`, each
+/// problem as one line that says where to look.
+fn problems(tops: &BTreeSet<String>, edges: &BTreeMap<(String, String), Import>) -> Vec<String> {
     let levels = levels();
-    let edges = edges(&tops);
     let mut problems = Vec::new();
-
-    for top in tops.keys() {
+    for top in tops {
         if !levels.contains_key(top.as_str()) {
             problems.push(format!(
                 "`extract-core/src/{top}` is a top-level module in no layer: add it to LAYERS in \
@@ -392,11 +390,11 @@ fn every_import_between_layers_points_downward() {
         }
     }
     for name in levels.keys() {
-        if !tops.contains_key(*name) {
+        if !tops.contains(*name) {
             problems.push(format!("LAYERS names `{name}`, which is no longer a module of extract-core/src"));
         }
     }
-    for ((from, to), import) in &edges {
+    for ((from, to), import) in edges {
         let (Some(&a), Some(&b)) = (levels.get(from.as_str()), levels.get(to.as_str())) else { continue };
         if b <= a {
             let how = if b == a { "sideways, to a layer on its own line" } else { "upward" };
@@ -408,17 +406,41 @@ fn every_import_between_layers_points_downward() {
             ));
         }
     }
-    let names: Vec<String> = tops.keys().cloned().collect();
+    let names: Vec<String> = tops.iter().cloned().collect();
     let graph: BTreeSet<(String, String)> = edges.keys().cloned().collect();
     for cycle in cycles(&names, &graph) {
         problems.push(format!("the layers {} import each other (a cycle)", cycle.join(", ")));
     }
+    problems
+}
 
+#[test]
+fn every_import_between_layers_points_downward() {
+    let tops = layers_on_disk();
+    let edges = edges(&tops);
     for top in tops.keys() {
         let to: Vec<&str> = edges.keys().filter(|(a, _)| a == top).map(|(_, b)| b.as_str()).collect();
         println!("{top} -> {}", if to.is_empty() { "-".to_string() } else { to.join(", ") });
     }
+    let problems = problems(&tops.keys().cloned().collect(), &edges);
     assert!(problems.is_empty(), "the layer graph of extract-core is broken:\n- {}", problems.join("\n- "));
+}
+
+#[test]
+fn an_upward_import_a_cycle_and_an_unknown_layer_are_reported() {
+    let import = |text: &str| Import { file: PathBuf::from("extract-core/src/x.rs"), line: 1, text: text.into() };
+    let mut tops: BTreeSet<String> = LAYERS.iter().flat_map(|names| names.iter().map(|n| n.to_string())).collect();
+    tops.insert("report".into());
+    let mut edges = BTreeMap::new();
+    edges.insert(("run".to_string(), "schema".to_string()), import("use crate::schema::Tool;"));
+    edges.insert(("schema".to_string(), "run".to_string()), import("use crate::Run;"));
+    edges.insert(("anthropic".to_string(), "openai".to_string()), import("use crate::openai::Mode;"));
+    let found = problems(&tops, &edges);
+    assert_eq!(found.len(), 4, "{found:#?}");
+    assert!(found[0].starts_with("`extract-core/src/report` is a top-level module in no layer"), "{found:#?}");
+    assert!(found[1].starts_with("`anthropic` imports `openai`, sideways"), "{found:#?}");
+    assert_eq!(found[2], "`schema` imports `run`, upward in LAYERS: extract-core/src/x.rs:1: use crate::Run;");
+    assert_eq!(found[3], "the layers run, schema import each other (a cycle)");
 }
 
 #[test]
