@@ -30,14 +30,8 @@ use std::path::{Path, PathBuf};
 
 /// The allowed graph, top layer first: a layer may import the layers on the
 /// lines below its own, never one on its own line or above.
-const LAYERS: &[&[&str]] = &[
-    &["anthropic", "openai"],
-    &["drive"],
-    &["run"],
-    &["validate"],
-    &["schema"],
-    &["vocabulary"],
-];
+const LAYERS: &[&[&str]] =
+    &[&["anthropic", "openai"], &["drive"], &["run"], &["validate"], &["schema"], &["vocabulary"]];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("extract-core/src")
@@ -263,7 +257,16 @@ fn owners(tops: &BTreeMap<String, Vec<PathBuf>>) -> BTreeMap<String, String> {
                 let keyword = |w: &&str| {
                     matches!(
                         *w,
-                        "struct" | "enum" | "trait" | "fn" | "type" | "const" | "static" | "mod" | "union" | "macro_rules!"
+                        "struct"
+                            | "enum"
+                            | "trait"
+                            | "fn"
+                            | "type"
+                            | "const"
+                            | "static"
+                            | "mod"
+                            | "union"
+                            | "macro_rules!"
                     )
                 };
                 if let Some(at) = words.iter().position(keyword)
@@ -428,8 +431,10 @@ fn every_import_between_layers_points_downward() {
 
 #[test]
 fn an_upward_import_a_cycle_and_an_unknown_layer_are_reported() {
-    let import = |text: &str| Import { file: PathBuf::from("extract-core/src/x.rs"), line: 1, text: text.into() };
-    let mut tops: BTreeSet<String> = LAYERS.iter().flat_map(|names| names.iter().map(|n| n.to_string())).collect();
+    let import =
+        |text: &str| Import { file: PathBuf::from("extract-core/src/x.rs"), line: 1, text: text.into() };
+    let mut tops: BTreeSet<String> =
+        LAYERS.iter().flat_map(|names| names.iter().map(|n| n.to_string())).collect();
     tops.insert("report".into());
     let mut edges = BTreeMap::new();
     edges.insert(("run".to_string(), "schema".to_string()), import("use crate::schema::Tool;"));
@@ -437,9 +442,15 @@ fn an_upward_import_a_cycle_and_an_unknown_layer_are_reported() {
     edges.insert(("anthropic".to_string(), "openai".to_string()), import("use crate::openai::Mode;"));
     let found = problems(&tops, &edges);
     assert_eq!(found.len(), 4, "{found:#?}");
-    assert!(found[0].starts_with("`extract-core/src/report` is a top-level module in no layer"), "{found:#?}");
+    assert!(
+        found[0].starts_with("`extract-core/src/report` is a top-level module in no layer"),
+        "{found:#?}"
+    );
     assert!(found[1].starts_with("`anthropic` imports `openai`, sideways"), "{found:#?}");
-    assert_eq!(found[2], "`schema` imports `run`, upward in LAYERS: extract-core/src/x.rs:1: use crate::Run;");
+    assert_eq!(
+        found[2],
+        "`schema` imports `run`, upward in LAYERS: extract-core/src/x.rs:1: use crate::Run;"
+    );
     assert_eq!(found[3], "the layers run, schema import each other (a cycle)");
 }
 
@@ -458,13 +469,18 @@ fn the_architecture_shows_the_layers_the_test_holds() {
 
 #[test]
 fn the_import_scan_reads_code_only() {
-    let code = code_only("use crate::run; // crate::drive\nlet s = \"crate::openai\"; /* crate::schema */ 'c';");
+    let code =
+        code_only("use crate::run; // crate::drive\nlet s = \"crate::openai\"; /* crate::schema */ 'c';");
     assert_eq!(crate_paths(&code, 1).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), ["run"]);
     let group = "use crate::{\n    run::{Next, Run},\n    Tool,\n    vocabulary::text::cut as short,\n};";
-    assert_eq!(crate_paths(group, 1).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), ["run", "Tool", "vocabulary"]);
-    assert_eq!(crate_paths("use super::super::schema::Tool;", 2).into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [
-        "schema"
-    ]);
+    assert_eq!(
+        crate_paths(group, 1).into_iter().map(|(_, n)| n).collect::<Vec<_>>(),
+        ["run", "Tool", "vocabulary"]
+    );
+    assert_eq!(
+        crate_paths("use super::super::schema::Tool;", 2).into_iter().map(|(_, n)| n).collect::<Vec<_>>(),
+        ["schema"]
+    );
     assert!(crate_paths("use super::super::policy::Run;", 3).is_empty(), "still inside the layer");
     assert!(crate_paths("let x = mycrate::run;", 1).is_empty());
 }

@@ -2,9 +2,8 @@
 //! the tool JSON it prints, and the feedback it prints is what `validate` says.
 #![cfg(feature = "chrono")]
 
-
-use extract::Extractable;
 use crate::support::readme_invoice::Invoice;
+use extract::Extractable;
 use serde_json::{Value, json};
 
 fn readme() -> String {

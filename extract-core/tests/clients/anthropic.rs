@@ -6,10 +6,10 @@
 #![cfg(feature = "anthropic")]
 
 use crate::support::server::{ClearedEnv, Server, Step, reply};
+use crate::support::tracing_capture::Capture;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use crate::support::tracing_capture::Capture;
 
 use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
 use extract_core::{

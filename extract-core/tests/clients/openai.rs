@@ -8,10 +8,10 @@
 #![cfg(feature = "openai")]
 
 use crate::support::server as common;
+use crate::support::tracing_capture::Capture;
 use common::{ClearedEnv, Server, Step};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use crate::support::tracing_capture::Capture;
 
 use extract::{Document, Error, Extractable, Extractor, Model, Outcome, Prompt, Reason, Retries, Usage};
 use extract::{ReplyContent, Tool};
