@@ -7,7 +7,7 @@
 //! carry a `pattern` keyword (which serde does not enforce, so the schema
 //! validator must run on every output).
 //!
-//! Run: `cargo bench --bench validate`. The README records the ratios (b)/(a).
+//! Run: `cargo bench --bench validate`. `benches/README.md` records the ratios (b)/(a).
 
 mod common;
 

@@ -56,8 +56,7 @@ fn corrected_output() -> Value {
 // ---------------------------------------------------------------------------
 // The server: the scripted server the client's own tests use.
 
-#[path = "../extract-core/tests/common/mod.rs"]
-mod common;
+use crate::support::server as common;
 use common::{Server, Step};
 
 /// A response as the Messages API sends it, with a request id.

@@ -4,8 +4,7 @@
 //! errored, expired and missing results, cancel; and a run killed after its
 //! first batch was created, resumed on the same journal.
 
-#[path = "../extract-core/tests/common/mod.rs"]
-mod common;
+use crate::support::server as common;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -19,8 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
-#[path = "support/invoices.rs"]
-mod invoices;
+use crate::support::invoices;
 use invoices::{Invoice, packets};
 
 /// What the stand-in holds: its batches, what it was asked, and the faults
@@ -492,7 +490,7 @@ fn child_process_batches_run() {
 /// the stand-in at `base`, and kills it once `ready` holds of the journal.
 async fn kill_child_when(path: &Path, base: &str, ready: impl Fn(&Path) -> bool) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_batches_run", "--exact", "--test-threads=1"])
+        .args(["batches::child_process_batches_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_BATCHES_JOURNAL", path)
         .env("EXTRACT_BATCHES_BASE", base)
         .stdout(Stdio::null())

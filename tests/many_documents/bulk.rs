@@ -12,8 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-#[path = "support/invoices.rs"]
-mod invoices;
+use crate::support::invoices;
 use invoices::{Invoice, packets};
 
 /// A model that reads its answer from the document: `amounts 1 2 3 total 6`,
@@ -241,7 +240,7 @@ fn replies(path: &Path) -> usize {
 /// set `set`, and kills it once the journal holds `replies` replies.
 fn kill_child_after(path: &Path, set: &str, at_least: usize) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_bulk_run", "--exact", "--test-threads=1"])
+        .args(["bulk::child_process_bulk_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_BULK_CHILD_JOURNAL", path)
         .env("EXTRACT_BULK_CHILD_SET", set)
         .stdout(Stdio::null())

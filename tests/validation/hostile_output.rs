@@ -43,7 +43,7 @@
 //!
 //! ```sh
 //! HOSTILE_CASES=1000000 CARGO_BUILD_JOBS=1 RUST_TEST_THREADS=1 \
-//!     cargo test --release --all-features --test hostile_output -- --nocapture
+//!     cargo test --release --all-features --test validation hostile_output -- --nocapture
 //! ```
 //!
 //! The first long run (2026-12-01, commit 42b2cd6, before keys were quoted in

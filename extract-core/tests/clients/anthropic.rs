@@ -1,18 +1,15 @@
 //! The Claude client against a real HTTP server on 127.0.0.1: the scripted
-//! server of `common` (tokio `TcpListener`, HTTP/1.1 written by hand), which
+//! server of `tests/support/server.rs` (tokio `TcpListener`, HTTP/1.1 written by hand), which
 //! answers each request with the next scripted step and records every request
 //! it received, headers and body.
 
 #![cfg(feature = "anthropic")]
 
-mod common;
-use common::{ClearedEnv, Server, Step, reply};
-#[path = "common/tracing_capture.rs"]
-mod tracing_capture;
+use crate::support::server::{ClearedEnv, Server, Step, reply};
+use crate::support::tracing_capture::Capture;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tracing_capture::Capture;
 
 use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
 use extract_core::{

@@ -2,11 +2,8 @@
 //! the tool JSON it prints, and the feedback it prints is what `validate` says.
 #![cfg(feature = "chrono")]
 
-#[path = "support/readme_invoice.rs"]
-mod readme_invoice;
-
+use crate::support::readme_invoice::Invoice;
 use extract::Extractable;
-use readme_invoice::Invoice;
 use serde_json::{Value, json};
 
 fn readme() -> String {

@@ -2,7 +2,7 @@
 //! the Claude client sends for the first attempt and for a correction, as a
 //! real HTTP server on 127.0.0.1 receives them, and of the tool JSON alone.
 //! The bounds make a regression (a schema or an instruction that grows back)
-//! fail; `cargo test --all-features --test request_bytes -- --nocapture`
+//! fail; `cargo test --all-features --test extraction request_bytes -- --nocapture`
 //! prints the figures (and `REQUEST_BYTES_SHOW=1` the bodies themselves).
 
 #![cfg(all(feature = "anthropic", feature = "chrono"))]
@@ -14,9 +14,7 @@ use extract::{Extractable, Extractor, Outcome, Retries};
 use serde_json::{Value, json};
 
 // The README's types, exactly (section "A derived struct and its tool").
-#[path = "support/readme_invoice.rs"]
-mod readme_invoice;
-use readme_invoice::Invoice;
+use crate::support::readme_invoice::Invoice;
 
 const DOCUMENT: &str = "INVOICE INV-2024-0117\nIssued: 2026-03-01\nDue: 2026-03-31\n\n\
                         Ergonomic chairs (3)         150.00\nStanding desks (2)           300.00\n\
@@ -38,8 +36,7 @@ fn corrected_output() -> Value {
     output
 }
 
-#[path = "../extract-core/tests/common/mod.rs"]
-mod common;
+use crate::support::server as common;
 use common::{Server, Step};
 
 /// A 200 whose message calls `record_invoice` with `input`.

@@ -5,8 +5,7 @@
 //! hand is what lets a step cut a body short, reset the connection
 //! mid-response or answer later than the client's timeout.
 //!
-//! Each test crate that includes this module uses only part of it.
-#![allow(dead_code)]
+//! Each test binary that includes `tests/support` uses only part of it.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;

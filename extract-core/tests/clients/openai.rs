@@ -1,18 +1,17 @@
 //! The OpenAI-compatible client against a stand-in Chat Completions server
-//! on 127.0.0.1: the scripted server of `common`, which reads each request (head and
-//! body), records it, and answers with the next scripted response, status
-//! line, headers and body written by hand, one request per connection.
+//! on 127.0.0.1: the scripted server of `tests/support/server.rs`, which
+//! reads each request (head and body), records it, and answers with the next
+//! scripted response, status line, headers and body written by hand, one
+//! request per connection.
 //! Whole extractions run through `extract::Extractor` over a derived type.
 
 #![cfg(feature = "openai")]
 
-mod common;
+use crate::support::server as common;
+use crate::support::tracing_capture::Capture;
 use common::{ClearedEnv, Server, Step};
-#[path = "common/tracing_capture.rs"]
-mod tracing_capture;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tracing_capture::Capture;
 
 use extract::{Document, Error, Extractable, Extractor, Model, Outcome, Prompt, Reason, Retries, Usage};
 use extract::{ReplyContent, Tool};

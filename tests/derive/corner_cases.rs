@@ -1,4 +1,10 @@
-//! Regressions for problems a review found: each test failed before its fix.
+//! Corner cases where the derive and the check runtime meet the data: the
+//! values a failed `abs` check shows, quotes of any value type, a `null`
+//! quote under a tag, checks and tags inside deques, maps and arrays,
+//! aggregates over optional collections and map values, exact orderings and
+//! division, decimals and `f32`s out of range, schema and serde findings in
+//! one round, the tool schema of tagged inline enums and of same-named types,
+//! and instants compared in UTC.
 #![cfg(all(feature = "chrono", feature = "decimal"))]
 
 use std::collections::{BTreeMap, VecDeque};
@@ -216,8 +222,6 @@ fn integer_division_is_exact() {
     assert!(extract::validate::<Ratio>(&json!({"total": 5, "parts": 2}), "").is_ok());
     assert!(extract::validate::<Ratio>(&json!({"total": 4, "parts": 2}), "").is_err());
 }
-
-// Second review.
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
 struct Line {

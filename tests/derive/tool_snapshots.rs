@@ -1,5 +1,5 @@
 //! The exact tool JSON of a realistic invoice, plain and strict: snapshots
-//! (under `tests/snapshots/`, reviewed by hand) plus separate assertions of
+//! (under `tests/derive/snapshots/`, reviewed by hand) plus separate assertions of
 //! the facts that matter, so a reviewed snapshot cannot hide a regression.
 #![cfg(all(feature = "chrono", feature = "decimal"))]
 

@@ -1,9 +1,10 @@
 //! The retry runtime, end to end with `Scripted` models and no network.
 //!
-//! Until `#[derive(Extractable)]` is in, the invoice below is validated by a
-//! hand-written function that emulates what the derive generates: a required
-//! `invoice_number` tagged `recoverable = false`, a required `department`, and
-//! the check `sum(line_items.amount) == stated_total (tolerance 0.01)`.
+//! The invoice below is validated by a hand-written function passed to
+//! `extract_with` (a caller's own validator, as the policy layer sees any
+//! validator): a required `invoice_number` tagged `recoverable = false`, a
+//! required `department`, and the check
+//! `sum(line_items.amount) == stated_total (tolerance 0.01)`.
 
 use std::sync::{Arc, Mutex};
 

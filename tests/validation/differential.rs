@@ -1,7 +1,7 @@
 //! Differential property test of the structure layer: over random and mutated
 //! JSON values, `extract::validate::<T>(&v, "")` accepts exactly when BOTH
 //! the JSON Schema validator of `T::tool().input_schema` (compiled the way
-//! `extract-core/src/structure.rs` compiles it: `jsonschema::options()` with
+//! `extract-core/src/validate/structure/` compiles it: `jsonschema::options()` with
 //! format assertions on) and `serde_json::from_value::<T>` accept. The types
 //! have no `#[check]`s, so the semantic layer never speaks.
 //!

@@ -1,0 +1,7 @@
+//! The runtime without the derive and without HTTP: the retry loop with
+//! scripted models and a caller's own validator, `Tool::strict` and the
+//! structure layer against schemas in the exact shape schemars produces.
+
+mod retry_loop;
+mod strict;
+mod structure;

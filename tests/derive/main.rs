@@ -1,0 +1,15 @@
+//! The derive and the check language, through `extract::validate` and
+//! `T::tool()`: what a derived type shows the model (its tool, plain and
+//! strict, snapshotted and held to the 2020-12 metaschema), what its checks
+//! mean (absence, numbers, aggregates, dates, decimals, quotes), and how far
+//! the semantic walk reaches (every container the derive can see).
+//! Compile errors of the derive are `tests/ui.rs`'s.
+
+mod check_language;
+mod corner_cases;
+mod dates_decimals_quotes;
+mod field_reads;
+mod metaschema;
+mod nested_containers;
+mod seed_checks;
+mod tool_snapshots;

@@ -1,0 +1,9 @@
+//! The repository's documents hold: the README's code and output are what
+//! the code derives and prints, and ARCHITECTURE.md's layer graph of
+//! `extract-core/src` is the one the code imports.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod architecture;
+mod readme;

@@ -1,0 +1,12 @@
+//! Whole extractions through `Extractor`: the retry loop and its outcomes
+//! with a scripted model, documents (text, PDF) and the provenance of
+//! `Sourced` values, and the same loop over HTTP against a stand-in of the
+//! Messages API on 127.0.0.1, down to the bytes each request costs.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod documents;
+mod over_http;
+mod request_bytes;
+mod scripted;

@@ -1,0 +1,6 @@
+//! What a run's outcomes become for people: human review of an escalation
+//! (what it holds, a reviewer's fix through all three layers) and the run
+//! report (the HTML page and `Stats`' text).
+
+mod report;
+mod review;

@@ -1,0 +1,16 @@
+//! What the test binaries of both crates share. Every binary includes this
+//! one module (`#[path = "../support/mod.rs"] mod support;` from the root's
+//! `tests/<topic>/main.rs`, `#[path = "../../../tests/support/mod.rs"]` from
+//! `extract-core/tests/<topic>/main.rs`) and uses the part it needs, so
+//! unused items are expected.
+#![allow(dead_code)]
+
+/// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
+pub mod invoices;
+/// The README's invoice types, exactly as its tour shows them.
+#[cfg(feature = "chrono")]
+pub mod readme_invoice;
+/// The HTTP stand-in on 127.0.0.1: a scripted server on a real socket.
+pub mod server;
+/// A tracing subscriber that captures what the clients log.
+pub mod tracing_capture;
