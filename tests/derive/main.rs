@@ -13,3 +13,4 @@ mod metaschema;
 mod nested_containers;
 mod seed_checks;
 mod tool_snapshots;
+mod type_aliases;
