@@ -27,8 +27,10 @@ use structure::serde_violation;
 ///
 /// - Syntax: the input must be a JSON object.
 /// - Structure: the object must match `T` (fields, types, schema keywords).
-///   Deserialization runs first; the schema validator runs only when it fails
-///   or when `T`'s schema holds keywords serde does not enforce.
+///   Deserialization runs first, judging on the way the forms the output
+///   takes; the schema validator runs only when it fails, when the output
+///   takes a form serde reads and the schema refuses, or when `T`'s schema
+///   holds keywords serde does not enforce.
 /// - Semantic: the `#[check]` rules of `T` and of every nested value, and the
 ///   quotes of every `Sourced` value, against `document`.
 ///
@@ -86,9 +88,9 @@ fn validate_text<T: Extractable>(output: &Value, text: Option<&str>) -> Result<(
 fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
     let cache = TypeCache::of::<T>();
     let info = T::__describe();
-    match T::deserialize(output) {
-        Ok(value) if !cache.structure.must_check(output) => Ok(value),
-        Ok(value) => match Violations::new(cache.structure.violations(output, info)) {
+    match cache.structure.deserialize::<T>(output) {
+        Ok((value, false)) => Ok(value),
+        Ok((value, true)) => match Violations::new(cache.structure.violations(output, info)) {
             None => Ok(value),
             Some(violations) => Err(violations),
         },
@@ -97,8 +99,9 @@ fn structure<T: Extractable>(output: &Value) -> Result<T, Violations> {
             // What only serde rejects (300 for a `u8`, an `i64` out of range)
             // joins the schema's findings, so every error comes in one round;
             // and when the schema found nothing, it is the one violation.
-            let error = serde_path_to_error::deserialize::<_, T>(output)
-                .err()
+            let error = cache
+                .structure
+                .deserialize_error::<T>(output)
                 .expect("deserialization failed a moment ago and is deterministic");
             let from_serde = serde_violation(output, error, info);
             let overlaps = |v: &Violation| {

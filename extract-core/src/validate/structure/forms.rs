@@ -2,7 +2,9 @@
 //! per type. serde reads a struct from an array of its fields and a unit
 //! variant from `{"Variant": null}`, forms the schema refuses; so an output
 //! serde accepted still goes through the schema pass when it takes such a
-//! form somewhere (see [`StructureValidator::must_check`](super::StructureValidator::must_check)).
+//! form somewhere. The deserializer of `walk.rs` reads an output and notes
+//! whether it took one of serde's lenient paths; only then does
+//! [`Forms::strays`] scan it.
 
 use std::collections::HashMap;
 
@@ -43,6 +45,20 @@ struct Typed {
     /// `properties`, in the schema's order, then `additionalProperties`.
     properties: Vec<(String, usize)>,
     others: Option<usize>,
+    /// [`is_scalar`](Self::is_scalar), worked out once.
+    scalar: bool,
+}
+
+/// What [`Forms::enter`] finds at one place of an output.
+#[derive(Clone, Copy)]
+enum Step {
+    /// The value takes a form the schema refuses there, or one this cannot tell.
+    Stray,
+    /// The value is judged whole: nothing inside it is judged (a scalar, or `true`).
+    Done,
+    /// The value's own form is allowed; its items or fields are judged by
+    /// [`Forms::item`] and [`Forms::field`] of this node, one level deeper.
+    Inside { node: usize, depth: usize },
 }
 
 /// Keywords that say nothing of an output's form.
@@ -234,14 +250,17 @@ impl Forms {
                     .and_then(Value::as_object)
                     .map(|p| p.iter().map(|(k, s)| (k.clone(), sub(s))).collect());
                 let others = node.get("additionalProperties").map(&mut sub);
-                Node::Typed(Typed {
+                let mut typed = Typed {
                     types,
                     literals: node.get("enum").and_then(Value::as_array).cloned(),
                     positions: positions.unwrap_or_default(),
                     items,
                     properties: properties.unwrap_or_default(),
                     others,
-                })
+                    scalar: false,
+                };
+                typed.scalar = typed.is_scalar();
+                Node::Typed(typed)
             }
         };
         self.push(compiled)
@@ -255,69 +274,110 @@ impl Forms {
         self.strays_at(self.root, value, 0)
     }
 
+    /// [`strays`](Self::strays) for `value` judged by `node` at `depth`.
     fn strays_at(&self, node: usize, value: &Value, depth: usize) -> bool {
-        if depth > MAX_SCHEMA_DEPTH {
-            return true;
-        }
-        match &self.nodes[node] {
-            Node::Anything => false,
-            Node::Unsure => true,
-            &Node::Ref(target) => self.strays_at(target, value, depth + 1),
-            Node::Union(branches) => {
-                let mut admitting = branches.iter().filter(|&&branch| self.admits(branch, value, depth));
-                match (admitting.next(), admitting.next()) {
-                    (Some(&branch), None) => self.strays_at(branch, value, depth + 1),
-                    // No branch takes a value of this type, or more than one might.
-                    _ => true,
+        let (node, depth) = match self.enter(node, value, depth) {
+            Step::Stray => return true,
+            Step::Done => return false,
+            Step::Inside { node, depth } => (node, depth),
+        };
+        // Plain loops: this runs over every node of a value.
+        match value {
+            Value::Array(items) => {
+                for (at, item) in items.iter().enumerate() {
+                    if self.item(node, at).is_some_and(|sub| self.child_strays(sub, item, depth + 1)) {
+                        return true;
+                    }
                 }
+                false
             }
-            Node::Typed(typed) => {
-                if !typed.admits(value) {
-                    return true;
-                }
-                // Plain loops: this runs over every node of every output.
-                match value {
-                    Value::Array(items) => {
-                        for (at, item) in items.iter().enumerate() {
-                            let sub = typed.positions.get(at).or(typed.items.as_ref());
-                            if sub.is_some_and(|&sub| self.child_strays(sub, item, depth + 1)) {
-                                return true;
-                            }
-                        }
-                        false
+            Value::Object(fields) => {
+                for (at, (key, item)) in fields.iter().enumerate() {
+                    if self.field(node, at, key).is_some_and(|sub| self.child_strays(sub, item, depth + 1)) {
+                        return true;
                     }
-                    Value::Object(fields) => {
-                        for (at, (key, item)) in fields.iter().enumerate() {
-                            // Outputs mostly list fields in the schema's order.
-                            let named = match typed.properties.get(at) {
-                                Some((name, sub)) if name == key => Some(sub),
-                                _ => {
-                                    typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub)
-                                }
-                            };
-                            if named
-                                .or(typed.others.as_ref())
-                                .is_some_and(|&sub| self.child_strays(sub, item, depth + 1))
-                            {
-                                return true;
-                            }
-                        }
-                        false
-                    }
-                    _ => false,
                 }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// Judges `value`'s own form at `node` (reached at `depth`): a union is
+    /// resolved to the one branch that admits the value's type, then the
+    /// node's `type` and `enum` must let it through.
+    #[inline]
+    fn enter(&self, node: usize, value: &Value, depth: usize) -> Step {
+        // Most places are a typed node: decided here, inlined in the
+        // deserializer's every call.
+        match &self.nodes[node] {
+            Node::Typed(typed) if depth <= MAX_SCHEMA_DEPTH => typed.step(node, value, depth),
+            _ => self.enter_other(node, value, depth),
+        }
+    }
+
+    /// [`enter`](Self::enter) at a union, a reference, `true` or `false`.
+    fn enter_other(&self, mut node: usize, value: &Value, mut depth: usize) -> Step {
+        loop {
+            match &self.nodes[node] {
+                _ if depth > MAX_SCHEMA_DEPTH => return Step::Stray,
+                Node::Anything => return Step::Done,
+                Node::Unsure => return Step::Stray,
+                &Node::Ref(target) => (node, depth) = (target, depth + 1),
+                Node::Union(branches) => {
+                    let mut admitting = branches.iter().filter(|&&branch| self.admits(branch, value, depth));
+                    match (admitting.next(), admitting.next()) {
+                        (Some(&branch), None) => (node, depth) = (branch, depth + 1),
+                        // No branch takes a value of this type, or more than one might.
+                        _ => return Step::Stray,
+                    }
+                }
+                Node::Typed(typed) => return typed.step(node, value, depth),
             }
         }
     }
 
-    /// [`strays_at`](Self::strays_at) for a value inside another: a scalar
-    /// node (most leaves) is decided here, without a call of its own.
+    /// The node that judges item `at` of an array judged [`Step::Inside`]
+    /// `node`; `None` when the schema says nothing of it.
+    #[inline]
+    fn item(&self, node: usize, at: usize) -> Option<usize> {
+        match &self.nodes[node] {
+            Node::Typed(typed) => typed.positions.get(at).or(typed.items.as_ref()).copied(),
+            _ => None,
+        }
+    }
+
+    /// The node that judges field `key`, the `at`th of an object judged
+    /// [`Step::Inside`] `node`; `None` when the schema says nothing of it.
+    #[inline]
+    fn field(&self, node: usize, at: usize, key: &str) -> Option<usize> {
+        let Node::Typed(typed) = &self.nodes[node] else { return None };
+        // Outputs mostly list fields in the schema's order.
+        let named = match typed.properties.get(at) {
+            Some((name, sub)) if name == key => Some(sub),
+            _ => typed.properties.iter().find(|(name, _)| name == key).map(|(_, sub)| sub),
+        };
+        named.or(typed.others.as_ref()).copied()
+    }
+
+    /// [`strays_at`](Self::strays_at) for a value inside another.
     #[inline]
     fn child_strays(&self, node: usize, value: &Value, depth: usize) -> bool {
+        match self.leaf(node, value) {
+            Some(admitted) => !admitted,
+            None => self.strays_at(node, value, depth),
+        }
+    }
+
+    /// Whether `node` admits `value` when that is the whole verdict (a
+    /// scalar node: most leaves, decided without a step of their own); `None`
+    /// when it is not.
+    #[inline]
+    fn leaf(&self, node: usize, value: &Value) -> Option<bool> {
         match &self.nodes[node] {
-            Node::Typed(typed) if typed.is_scalar() => !typed.admits(value),
-            Node::Anything => false,
-            _ => self.strays_at(node, value, depth),
+            Node::Typed(typed) if typed.scalar => Some(typed.admits(value)),
+            Node::Anything => Some(true),
+            _ => None,
         }
     }
 
@@ -342,7 +402,18 @@ impl Typed {
             && self.others.is_none()
     }
 
+    #[inline]
     fn admits(&self, value: &Value) -> bool {
         allows(self.types, value) && self.literals.as_ref().is_none_or(|literals| literals.contains(value))
+    }
+
+    /// [`Forms::enter`] at this node, `node`.
+    #[inline]
+    fn step(&self, node: usize, value: &Value, depth: usize) -> Step {
+        match () {
+            _ if !self.admits(value) => Step::Stray,
+            _ if self.scalar => Step::Done,
+            _ => Step::Inside { node, depth },
+        }
     }
 }

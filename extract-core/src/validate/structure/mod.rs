@@ -15,8 +15,10 @@ mod compile;
 mod convert;
 mod forms;
 mod serde_fallback;
+mod walk;
 
 use jsonschema::{ValidationError, Validator};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::schema::TypeInfo;
@@ -27,6 +29,7 @@ use compile::{
 use convert::Converter;
 use forms::Forms;
 pub use serde_fallback::serde_violation;
+use walk::Walk;
 
 /// How deep into an output the schema pass looks when the schema itself has
 /// no bound (a recursive type). Deeper parts are cut before validation, so a
@@ -37,11 +40,10 @@ const MAX_VALUE_DEPTH: usize = 128;
 /// The compiled schema validator of one type.
 ///
 /// Build it once per type (the runtime keeps it with the type's description,
-/// see `TypeInfo::cached`) and call
+/// see `TypeInfo::cached`), read every output with
+/// [`deserialize`](StructureValidator::deserialize), and call
 /// [`violations`](StructureValidator::violations) for every output serde
-/// rejects, and for every output when
-/// [`needs_schema_pass`](StructureValidator::needs_schema_pass) says serde
-/// alone does not enforce the whole schema.
+/// rejects or `deserialize` says must still be checked.
 ///
 /// ```
 /// use extract_core::structure::StructureValidator;
@@ -138,13 +140,55 @@ impl StructureValidator {
         self.needs_schema_pass
     }
 
+    /// Deserializes `value` into `T`, reading exactly what serde_json's own
+    /// `&Value` deserializer reads (same values, same errors), and says
+    /// whether the value must still go through the schema pass: the answer
+    /// of [`must_check`](Self::must_check), whose scan runs only when the
+    /// value took one of serde's lenient paths (a struct as an array, an
+    /// enum, a value buffered for an untagged enum...): a value that did not
+    /// takes the schema's own forms, so one walk reads and judges it.
+    ///
+    /// ```
+    /// use extract_core::structure::StructureValidator;
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Place { lat: f64 }
+    /// let validator = StructureValidator::new(&serde_json::to_value(schemars::schema_for!(Place)).unwrap());
+    /// let (place, check) = validator.deserialize::<Place>(&json!({"lat": 1.5})).unwrap();
+    /// assert_eq!((place.lat, check), (1.5, false));
+    /// // serde reads a struct from an array of its fields; the schema does not.
+    /// let (_, check) = validator.deserialize::<Place>(&json!([1.5])).unwrap();
+    /// assert!(check);
+    /// ```
+    pub fn deserialize<'de, T: Deserialize<'de>>(
+        &self,
+        value: &'de Value,
+    ) -> Result<(T, bool), serde_json::Error> {
+        let walk = Walk::new();
+        let read = T::deserialize(walk.over(value))?;
+        // Read strictly all the way, the value takes the schema's own forms;
+        // otherwise the scan tells.
+        Ok((read, self.needs_schema_pass || (walk.lenient() && self.must_check(value))))
+    }
+
+    /// [`deserialize`](Self::deserialize)'s error, with the path where serde
+    /// stopped (for [`serde_violation`]).
+    pub fn deserialize_error<'de, T: Deserialize<'de>>(
+        &self,
+        value: &'de Value,
+    ) -> Option<serde_path_to_error::Error<serde_json::Error>> {
+        serde_path_to_error::deserialize::<_, T>(Walk::new().over(value)).err()
+    }
+
     /// Whether `value`, which serde accepted, must still go through the
     /// schema pass: always when [`needs_schema_pass`](Self::needs_schema_pass);
     /// when the value takes somewhere a form serde reads and the schema
     /// refuses (a struct as an array of its fields, a unit variant as
     /// `{"Variant": null}`); and for a type with `f32` fields when the value
-    /// holds a number beyond `f32`'s range. The last two are cheap scans
-    /// instead of a schema pass on every output.
+    /// holds a number beyond `f32`'s range. A scan of its own over the
+    /// value, which [`deserialize`](Self::deserialize) runs only after
+    /// reading the value leniently somewhere.
     pub fn must_check(&self, value: &Value) -> bool {
         self.needs_schema_pass || self.forms.strays(value) || (self.has_f32 && exceeds_f32(value))
     }
