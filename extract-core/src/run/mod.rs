@@ -15,7 +15,7 @@ mod retries;
 mod review;
 mod stats;
 
-pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
+pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
 #[cfg(all(test, feature = "http"))]
@@ -25,5 +25,5 @@ pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
 pub use report::Report;
 pub use retries::{Retries, RetriesError};
-pub use review::{Partial, review};
+pub use review::review;
 pub use stats::{Dominant, Stats};

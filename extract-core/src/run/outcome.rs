@@ -1,12 +1,12 @@
-//! What a run ends with: [`Outcome`], either [`Validated`] or an [`Escalation`].
+//! What a run ends with: [`Outcome`], either [`Validated`] or an
+//! [`Escalation`] with the [`Partial`] result a reviewer can trust.
 
 use std::fmt;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::review::Partial;
-use crate::{Source, Usage, Violations};
+use crate::{Segment, Source, Usage, Violation, Violations};
 
 /// The end of one extraction: a value that passed every layer, or an
 /// escalation to a human with everything needed to judge it.
@@ -357,3 +357,67 @@ impl fmt::Display for Escalation {
 }
 
 impl std::error::Error for Escalation {}
+
+/// What a reviewer can trust of an escalation's last output.
+///
+/// `held` maps each top-level field (JSON name) of the last output that no
+/// violation of the last attempt names to its value. It passed every layer
+/// that ran on it: when validation stopped at the structure layer, a held
+/// field has the right shape and type, but no semantic check (no
+/// `#[check]`, no quote) ran on it. `failed` maps every other field of the
+/// type to the messages of the violations that name it: an empty list for a
+/// field the output left out with no violation of its own. A violation at
+/// the root (text instead of a tool call, a `with` check over the whole
+/// value) names every field, so nothing is held.
+///
+/// Serializes as `{"held": {...}, "failed": {...}}`, fields in the type's order.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Partial {
+    /// Fields that passed, with their values.
+    pub held: Map<String, Value>,
+    /// Fields that did not, with the messages of the violations naming them.
+    pub failed: Map<String, Value>,
+}
+
+impl Partial {
+    /// The partial result of `output` judged by `violations`, over the
+    /// fields `fields` (JSON names, in the type's order; empty: the output's
+    /// own top-level keys).
+    pub(crate) fn of(output: Option<&Value>, violations: Option<&Violations>, fields: &[&str]) -> Partial {
+        let object = output.and_then(Value::as_object);
+        let mut names: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        if names.is_empty() {
+            names = object.map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        }
+        let violations: &[Violation] = violations.map(|v| &v[..]).unwrap_or_default();
+        let mut partial = Partial::default();
+        for name in names {
+            let messages: Vec<Value> = violations
+                .iter()
+                .filter(|v| names_field(v, &name))
+                .map(|v| Value::String(v.message.clone()))
+                .collect();
+            match object.and_then(|o| o.get(&name)) {
+                Some(value) if messages.is_empty() => {
+                    partial.held.insert(name, value.clone());
+                }
+                _ => {
+                    partial.failed.insert(name, Value::Array(messages));
+                }
+            }
+        }
+        partial
+    }
+}
+
+/// Whether `violation` concerns the top-level field `name`: one of the paths
+/// it involves starts there, or it sits at the root.
+fn names_field(violation: &Violation, name: &str) -> bool {
+    violation.fields.iter().chain(std::iter::once(&violation.path)).any(|path| {
+        match path.segments().first() {
+            None => true,
+            Some(Segment::Key(key)) => key == name,
+            Some(Segment::Index(_)) => false,
+        }
+    })
+}
