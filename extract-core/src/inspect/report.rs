@@ -10,10 +10,9 @@
 
 use std::fmt;
 
-use super::stats::{ParetoRow, percent};
-use super::{Escalation, Outcome, Reason, Stats};
+use crate::run::{ParetoRow, percent};
 use crate::vocabulary::text::shorten;
-use crate::{Source, Usage};
+use crate::{Escalation, Outcome, Reason, Source, Stats, Usage};
 
 /// The most bars the Pareto chart draws; the rest are summed into one last bar.
 const PARETO_BARS: usize = 15;
