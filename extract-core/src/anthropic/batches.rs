@@ -141,7 +141,8 @@ impl Batches {
         self
     }
 
-    /// Calls `report` after every finished document (to draw a progress bar).
+    /// Calls `report` after every finished document (to draw a progress
+    /// bar). A panic in `report` is caught and traced; the run goes on.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Batches {
         self.progress = Some(Arc::new(report));
         self
@@ -169,7 +170,7 @@ impl Batches {
             let entry = self.entry::<T>(document, &mut recorded);
             state.index.insert(entry.id.clone(), state.entries.len());
             if let Some(result) = &entry.result {
-                state.tally.finished(&entry.id, result);
+                state.tally.finished(&entry.id, result).deliver();
             }
             state.entries.push(entry);
         }
@@ -627,7 +628,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         entry.resends = 0;
         if let Next::Done(outcome) = next {
             let result = with_review(Ok(outcome), entry.review.take(), &entry.text);
-            self.tally.finished(id, &result);
+            self.tally.finished(id, &result).deliver();
             entry.result = Some(result);
         }
         Ok(())
@@ -660,7 +661,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         let i = self.index[id];
         let error = error.after(self.entries[i].run.failed_attempts().to_vec(), self.entries[i].run.spent());
         let result = Err(error);
-        self.tally.finished(id, &result);
+        self.tally.finished(id, &result).deliver();
         self.entries[i].result = Some(result);
         Ok(())
     }
