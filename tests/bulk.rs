@@ -120,6 +120,21 @@ async fn a_progress_callback_that_panics_neither_poisons_nor_stops_the_run() {
 }
 
 #[tokio::test]
+async fn a_journal_that_cannot_be_opened_is_an_io_error_keeping_its_cause() {
+    let path = temp_journal("no-such-folder").join("inner").join("run.journal");
+    let err = Bulk::new(Extractor::new(DocumentModel::default()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "an I/O failure, not a configuration error: {err:?}");
+    let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>());
+    assert_eq!(cause.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{err:?}");
+    assert!(err.to_string().contains("cannot open it"), "{err}");
+}
+
+#[tokio::test]
 async fn a_transport_failure_is_in_failed_not_in_outcomes() {
     let documents = vec![
         Document::text("amounts 1 total 1").with_id("ok"),

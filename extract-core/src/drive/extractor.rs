@@ -268,7 +268,7 @@ fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::config(format!("cannot start a tokio runtime for a blocking extraction: {e}")))?;
+        .map_err(|e| Error::io("cannot start a tokio runtime for a blocking extraction", e))?;
     Ok(runtime.block_on(future))
 }
 

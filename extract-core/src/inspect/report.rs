@@ -430,7 +430,7 @@ impl Axis {
             for m in [1, 2, 5] {
                 let step = unit.saturating_mul(m);
                 if step.saturating_mul(4) >= max {
-                    let top = max.div_ceil(step).max(1) * step;
+                    let top = max.div_ceil(step).max(1).saturating_mul(step);
                     return Axis { top, step };
                 }
             }
@@ -739,7 +739,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
     let by_attempt = stats.usage_by_attempt();
     let total = stats.usage();
     f.write_str("<section id=\"usage\">\n<h2>Tokens by attempt</h2>\n")?;
-    let attributed: u64 = by_attempt.values().map(Usage::total).sum();
+    let attributed = by_attempt.values().map(Usage::total).fold(0, u64::saturating_add);
     if total.total() == 0 {
         f.write_str("<p class=\"note\">No tokens were recorded (the model reported no usage).</p>\n")?;
     } else {
@@ -755,7 +755,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
                 if tokens == 0 {
                     continue;
                 }
-                let (y0, y1) = (plot.y(&axis, below), plot.y(&axis, below + tokens));
+                let (y0, y1) = (plot.y(&axis, below), plot.y(&axis, below.saturating_add(tokens)));
                 write!(
                     f,
                     "<rect class=\"fill-{key}\" x=\"{:.1}\" y=\"{y1:.1}\" width=\"{w:.1}\" height=\"{:.1}\">\
@@ -763,7 +763,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
                     x - w / 2.0,
                     y0 - y1
                 )?;
-                below += tokens;
+                below = below.saturating_add(tokens);
             }
             writeln!(
                 f,

@@ -213,7 +213,7 @@ impl<T> Run<T> {
             return self.escalate(Reason::BudgetExhausted, &reply, None);
         }
         if let Some(budget) = self.token_budget {
-            let spent: u64 = self.attempt_usage.iter().map(Usage::total).sum();
+            let spent = self.attempt_usage.iter().map(Usage::total).fold(0, u64::saturating_add);
             let next = reply.usage.total();
             if spent.saturating_add(next) > budget {
                 let hint = format!(
