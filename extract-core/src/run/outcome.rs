@@ -1,6 +1,7 @@
 //! What a run ends with: [`Outcome`], either [`Validated`] or an
 //! [`Escalation`] with the [`Partial`] result a reviewer can trust.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -390,13 +391,11 @@ impl Partial {
             names = object.map(|o| o.keys().cloned().collect()).unwrap_or_default();
         }
         let violations: &[Violation] = violations.map(|v| &v[..]).unwrap_or_default();
+        let named = NamedFields::of(violations);
         let mut partial = Partial::default();
         for name in names {
-            let messages: Vec<Value> = violations
-                .iter()
-                .filter(|v| names_field(v, &name))
-                .map(|v| Value::String(v.message.clone()))
-                .collect();
+            let messages: Vec<Value> =
+                named.of_field(&name).map(|i| Value::String(violations[i].message.clone())).collect();
             match object.and_then(|o| o.get(&name)) {
                 Some(value) if messages.is_empty() => {
                     partial.held.insert(name, value.clone());
@@ -410,14 +409,47 @@ impl Partial {
     }
 }
 
-/// Whether `violation` concerns the top-level field `name`: one of the paths
-/// it involves starts there, or it sits at the root.
-fn names_field(violation: &Violation, name: &str) -> bool {
-    violation.fields.iter().chain(std::iter::once(&violation.path)).any(|path| {
-        match path.segments().first() {
-            None => true,
-            Some(Segment::Key(key)) => key == name,
-            Some(Segment::Index(_)) => false,
+/// Which violations concern which top-level field, found in one pass: a
+/// model that invents 20,000 keys gets 20,000 violations, and asking each
+/// field about each violation would be 400 million questions.
+struct NamedFields<'v> {
+    /// The violations (indices, in order) at the root: they name every field.
+    root: Vec<usize>,
+    /// The violations (indices, in order) that name a top-level key, by key.
+    by_key: BTreeMap<&'v str, Vec<usize>>,
+}
+
+impl<'v> NamedFields<'v> {
+    /// A violation concerns a field when one of the paths it involves
+    /// starts there, or sits at the root.
+    fn of(violations: &'v [Violation]) -> NamedFields<'v> {
+        let mut named = NamedFields { root: Vec::new(), by_key: BTreeMap::new() };
+        for (i, violation) in violations.iter().enumerate() {
+            let paths = violation.fields.iter().chain(std::iter::once(&violation.path));
+            let firsts: Vec<Option<&Segment>> = paths.map(|path| path.segments().first()).collect();
+            if firsts.contains(&None) {
+                named.root.push(i);
+                continue;
+            }
+            let keys: BTreeSet<&str> = firsts
+                .into_iter()
+                .filter_map(|first| match first {
+                    Some(Segment::Key(key)) => Some(key.as_ref()),
+                    _ => None,
+                })
+                .collect();
+            for key in keys {
+                named.by_key.entry(key).or_default().push(i);
+            }
         }
-    })
+        named
+    }
+
+    /// The violations concerning `field`, in their order.
+    fn of_field(&self, field: &str) -> impl Iterator<Item = usize> {
+        let mut all: Vec<usize> = self.root.clone();
+        all.extend(self.by_key.get(field).into_iter().flatten());
+        all.sort_unstable();
+        all.into_iter()
+    }
 }
