@@ -7,7 +7,7 @@ use super::journal::Journal;
 use crate::{Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
-/// escalate. `Err` is only for transport and configuration failures; every
+/// escalate. `Err` is only for transport, I/O and configuration failures; every
 /// validation result is an [`Outcome`].
 ///
 /// The futures are `Send`, so extractions can be spawned. Each extraction runs
