@@ -14,7 +14,11 @@
 //! 2. **A description of the type**, for messages, the tool's list of checks
 //!    and the structure layer's tags. The typed parts (the type's name, the
 //!    shapes of its fields, the descriptions of the types it nests) are Rust
-//!    items the runtime's `derived_items!` macro writes, so rustc checks them.
+//!    items the runtime's `derived_items!` macro writes, so rustc checks them:
+//!    each field whose flags say `typed` takes the next of the type's shapes,
+//!    in order; any other field is plain data (the derive read its type as a
+//!    primitive, `String`, or a container of those), and no shape is looked
+//!    up for it.
 //!    The parts that are text (each field's names and tags, each check's rule
 //!    and options) are encoded into two string literals, because a crate of
 //!    many derived types compiles one literal far faster than a slice of
@@ -31,7 +35,8 @@
 //! ```text
 //! fields       = [ field { ITEM field } ]
 //! field        = flags rust-name PATH [ json-name ]      ; json-name omitted when equal to rust-name
-//! flags        = 'a' | 'b' | 'c' | 'd'                   ; 'a' + 1 if required + 2 if recoverable
+//! flags        = 'a' ..= 'h'                             ; 'a' + 1 if required + 2 if recoverable
+//!                                                        ;     + 4 if typed (its shape is the next one)
 //!
 //! checks       = [ check { CHECK check } ]
 //! check        = rule PART atoms PART paths PART opt(tolerance) PART opt(message)
@@ -109,6 +114,9 @@ pub struct Field<'a> {
     pub required: bool,
     /// `false` when tagged `#[extract(recoverable = false)]`.
     pub recoverable: bool,
+    /// Whether the field's shape is given (the next of the type's shapes);
+    /// else the field is plain data.
+    pub typed: bool,
 }
 
 /// Encodes a type's fields (see the grammar).
@@ -118,7 +126,8 @@ pub fn encode_fields(fields: &[Field<'_>]) -> String {
         if i > 0 {
             out.push(ITEM_MARK);
         }
-        out.push(char::from(b'a' + u8::from(field.required) + 2 * u8::from(field.recoverable)));
+        let flags = u8::from(field.required) + 2 * u8::from(field.recoverable) + 4 * u8::from(field.typed);
+        out.push(char::from(b'a' + flags));
         out.push_str(field.rust_name);
         out.push(PATH_MARK);
         if field.json_name != field.rust_name {
@@ -133,7 +142,7 @@ pub fn decode_fields(text: &str) -> Result<Vec<Field<'_>>, Malformed> {
     items(text, ITEM_MARK)
         .map(|field| {
             let flags = match field.as_bytes()[0] {
-                flag @ b'a'..=b'd' => flag - b'a',
+                flag @ b'a'..=b'h' => flag - b'a',
                 _ => return Err(Malformed("a field's flags")),
             };
             let (rust_name, json_name) =
@@ -146,6 +155,7 @@ pub fn decode_fields(text: &str) -> Result<Vec<Field<'_>>, Malformed> {
                 json_name: if json_name.is_empty() { rust_name } else { json_name },
                 required: flags & 1 != 0,
                 recoverable: flags & 2 != 0,
+                typed: flags & 4 != 0,
             })
         })
         .collect()
@@ -385,14 +395,15 @@ mod tests {
 
     proptest! {
         #[test]
-        fn fields_round_trip(fields in proptest::collection::vec((word(), proptest::option::of(word()), any::<bool>(), any::<bool>()), 0..6)) {
+        fn fields_round_trip(fields in proptest::collection::vec((word(), proptest::option::of(word()), any::<[bool; 3]>()), 0..6)) {
             let fields: Vec<Field<'_>> = fields
                 .iter()
-                .map(|(rust, json, required, recoverable)| Field {
+                .map(|(rust, json, [required, recoverable, typed])| Field {
                     rust_name: rust,
                     json_name: json.as_deref().unwrap_or(rust),
                     required: *required,
                     recoverable: *recoverable,
+                    typed: *typed,
                 })
                 .collect();
             let text = encode_fields(&fields);

@@ -22,9 +22,11 @@ pub fn extractable(container: &Container) -> TokenStream {
     let described = || container.fields.iter().filter(|f| !f.skipped);
 
     let fields = encoding::fields(described());
-    // Each field's type, whose own `SHAPE` describes it: the descriptions
-    // live in a static, where `Self` means nothing.
+    // Each typed field's type, whose own `SHAPE` describes it (plain data
+    // needs no lookup): the descriptions live in a static, where `Self`
+    // means nothing.
     let shapes: Vec<TokenStream> = described()
+        .filter(|f| encoding::is_typed(f))
         .map(|f| {
             let ty_tokens = &f.ty;
             self_named(quote!(#ty_tokens), ty)

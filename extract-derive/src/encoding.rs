@@ -18,6 +18,13 @@ pub struct CheckText {
     pub with: Option<String>,
 }
 
+/// Whether the field's shape must come from its type: any but a field the
+/// derive reads as plain data (a primitive, `String`, containers of those),
+/// for which no shape is looked up.
+pub fn is_typed(field: &Field) -> bool {
+    !crate::emit::shape_of(field).is_leaf()
+}
+
 /// The fields the model sees, encoded (one string literal).
 pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> String {
     let described: Vec<extract_contract::Field<'_>> = fields
@@ -26,6 +33,7 @@ pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> String {
             json_name: &f.json_name,
             required: f.required,
             recoverable: f.recoverable,
+            typed: is_typed(f),
         })
         .collect();
     extract_contract::encode_fields(&described)

@@ -140,7 +140,7 @@ impl Shape {
         }
     }
 
-    fn is_leaf(&self) -> bool {
+    pub fn is_leaf(&self) -> bool {
         matches!(self, Shape::Leaf)
     }
 

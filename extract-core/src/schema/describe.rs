@@ -14,7 +14,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::OnceLock;
 
-use extract_contract::{Piece, decode_checks, decode_fields};
+use extract_contract::{Malformed, Piece, decode_checks, decode_fields};
 
 use crate::{FieldPath, Segment};
 
@@ -92,13 +92,13 @@ impl TypeInfo {
 
     /// A type's description as the derive writes it: the fields' names and
     /// tags and the checks as `extract_contract` encodes them, and the shape
-    /// of each field, in order.
+    /// of each field the encoding marks typed, in order (the others are leaves).
     ///
     /// ```
     /// use extract_core::__private_v1::{Shape, TypeInfo};
     ///
     /// static NOTE: TypeInfo =
-    ///     TypeInfo::derived("Note", "note", "", "dtitle\u{1}\u{2}cby\u{1}author", &[&Shape::Leaf, &Shape::Leaf], "");
+    ///     TypeInfo::derived("Note", "note", "", "dtitle\u{1}\u{2}cby\u{1}author", &[], "");
     /// let fields = NOTE.fields();
     /// assert_eq!((fields[1].rust_name, fields[1].json_name, fields[1].required), ("by", "author", false));
     /// ```
@@ -152,23 +152,30 @@ impl TypeInfo {
             // Only a description written by a derive of another contract
             // version could fail to decode, and the versioned hidden module
             // makes that a compile error.
-            let malformed = |error: extract_contract::Malformed| -> ! {
+            let malformed = |error: Malformed| -> ! {
                 panic!("the derived description of `{}` is {error}", self.rust_name)
             };
             let fields = match self.fields {
                 Described::Typed(_) => Vec::new(),
                 Described::Encoded { names, shapes } => {
                     let fields = decode_fields(names).unwrap_or_else(|e| malformed(e));
-                    if fields.len() != shapes.len() {
-                        malformed(extract_contract::Malformed("one shape per field"));
-                    }
-                    fields
+                    let mut shapes = shapes.iter();
+                    let described = fields
                         .into_iter()
-                        .zip(shapes)
-                        .map(|(f, shape)| {
+                        .map(|f| {
+                            let shape = match f.typed {
+                                true => shapes
+                                    .next()
+                                    .unwrap_or_else(|| malformed(Malformed("a shape per typed field"))),
+                                false => &Shape::Leaf,
+                            };
                             FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape)
                         })
-                        .collect()
+                        .collect();
+                    if shapes.next().is_some() {
+                        malformed(Malformed("a shape per typed field"));
+                    }
+                    described
                 }
             };
             let checks = decode_checks(self.checks).unwrap_or_else(|e| malformed(e));
@@ -416,14 +423,14 @@ impl TypeInfo {
 mod tests {
     use super::*;
 
-    static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}", &[&Shape::Leaf], "");
+    static ITEM: TypeInfo = TypeInfo::derived("Item", "item", "", "damount\u{1}", &[], "");
     const IN_ITEM: Shape = Shape::Named(&ITEM);
 
     static ORDER: TypeInfo = TypeInfo::derived(
         "Order",
         "order",
         "",
-        "dlines\u{1}items\u{2}bpair\u{1}\u{2}cquote\u{1}",
+        "hlines\u{1}items\u{2}fpair\u{1}\u{2}gquote\u{1}",
         &[
             &Shape::Seq(&IN_ITEM),
             &Shape::Tuple(&[&Shape::Leaf, &Shape::Wrap(&IN_ITEM)]),
@@ -435,14 +442,14 @@ mod tests {
     #[test]
     fn a_recursive_description_debugs_as_names_not_forever() {
         static NODE: TypeInfo =
-            TypeInfo::derived("Node", "node", "", "dchildren\u{1}", &[&Shape::Seq(&Shape::Named(&NODE))], "");
+            TypeInfo::derived("Node", "node", "", "hchildren\u{1}", &[&Shape::Seq(&Shape::Named(&NODE))], "");
         let shown = format!("{NODE:?} {:?}", NODE.fields());
         assert!(shown.contains(r#"shape: Seq(Named("Node"))"#), "{shown}");
     }
 
     #[test]
     fn threads_racing_to_decode_a_description_all_get_the_one_published() {
-        static RACED: TypeInfo = TypeInfo::derived("Raced", "raced", "", "damount\u{1}", &[&Shape::Leaf], "");
+        static RACED: TypeInfo = TypeInfo::derived("Raced", "raced", "", "damount\u{1}", &[], "");
         let start = std::sync::Barrier::new(8);
         let seen: Vec<(usize, usize)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..8)
@@ -492,14 +499,14 @@ mod tests {
     #[test]
     #[should_panic(expected = "the derived description of `Bad` is malformed description: a field's flags")]
     fn a_malformed_encoding_is_a_clear_panic_naming_the_type() {
-        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "zx\u{1}", &[&Shape::Leaf], "");
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "zx\u{1}", &[], "");
         BAD.fields();
     }
 
     #[test]
-    #[should_panic(expected = "one shape per field")]
-    fn a_shape_for_each_field() {
-        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "dx\u{1}", &[], "");
+    #[should_panic(expected = "a shape per typed field")]
+    fn a_shape_for_each_typed_field() {
+        static BAD: TypeInfo = TypeInfo::derived("Bad", "bad", "", "hx\u{1}", &[], "");
         BAD.fields();
     }
 }

@@ -60,8 +60,9 @@ pub const fn require_extractable<T: Extractable>() {}
 /// - `type`: the type's name;
 /// - `rust_name`, `tool_name`, `description`: string literals;
 /// - `fields`: the fields' names and tags, encoded (`extract_contract::encode_fields`);
-/// - `shapes`: each field's type, in the same order, parenthesized (its
-///   shape is the type's own `Audited::SHAPE`, else a leaf);
+/// - `shapes`: the type of each field `fields` marks typed, in the same
+///   order, parenthesized (its shape is the type's own `Audited::SHAPE`,
+///   else a leaf);
 /// - `checks`: the checks, encoded (`extract_contract::encode_checks`);
 /// - `reads`: each field's name and the derive's own binding for it.
 #[doc(hidden)]
