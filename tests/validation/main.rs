@@ -7,5 +7,6 @@
 mod differential;
 mod feedback;
 mod hostile_output;
+mod one_walk;
 mod structure_layer;
 mod validator_panics;

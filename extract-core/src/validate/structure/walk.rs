@@ -391,14 +391,17 @@ const NOT_NUMERIC: &str = "invalid value: expected key to be a number in quotes"
 macro_rules! numeric_keys {
     ($($method:ident)*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            // The whole key, and only the key, is the number: no space around it.
-            let starts = matches!(self.0.as_bytes().first(), Some(b'0'..=b'9' | b'-'));
-            if !starts || self.0.ends_with([' ', '\t', '\n', '\r']) {
+            // The whole key, and only the key, is the number: no space around
+            // it. As serde_json does, the visitor sees the number before the
+            // rest of the key is refused (`serde_path_to_error` names the key).
+            if !matches!(self.0.as_bytes().first(), Some(b'0'..=b'9' | b'-')) {
                 return Err(de::Error::custom(NOT_NUMERIC));
             }
             let mut reader = serde_json::Deserializer::from_str(self.0);
             let number = (&mut reader).$method(visitor)?;
-            reader.end().map_err(|_| de::Error::custom(NOT_NUMERIC))?;
+            if self.0.ends_with([' ', '\t', '\n', '\r']) || reader.end().is_err() {
+                return Err(de::Error::custom(NOT_NUMERIC));
+            }
             Ok(number)
         }
     )*};
@@ -449,5 +452,270 @@ impl<'de> Deserializer<'de> for Key<'de> {
 
     serde::forward_to_deserialize_any! {
         char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
+
+    use super::super::StructureValidator;
+    use super::*;
+
+    /// Reads `value` as `T` in one walk: serde's result, and the walk's flag.
+    fn read<T: DeserializeOwned>(value: &Value) -> (Result<T, Error>, bool) {
+        let walk = Walk::new();
+        let read = T::deserialize(walk.over(value));
+        (read, walk.lenient())
+    }
+
+    /// Whether reading `value` as `T` took a lenient path (serde must accept it).
+    fn lenient<T: DeserializeOwned>(value: &Value) -> bool {
+        let (read, lenient) = read::<T>(value);
+        assert!(read.is_ok(), "serde reads {value}: {:?}", read.err());
+        lenient
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    struct Reading {
+        name: String,
+        count: u8,
+        offset: i64,
+        level: f64,
+        gain: f32,
+        on: bool,
+        place: Option<Place>,
+        places: Vec<Place>,
+        by_name: BTreeMap<String, Place>,
+        unit: Unit,
+        #[serde(default)]
+        note: String,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Place {
+        lat: f64,
+        lon: Option<f64>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    enum Unit {
+        Celsius,
+        Kelvin,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u8),
+        Place(Place),
+    }
+
+    /// Bytes, read as serde reads `serde_bytes::ByteBuf`: from an array of
+    /// numbers, or from a string's bytes.
+    #[derive(Debug, PartialEq)]
+    struct Bytes(Vec<u8>);
+
+    impl<'de> Deserialize<'de> for Bytes {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Bytes, D::Error> {
+            struct Of;
+            impl<'de> Visitor<'de> for Of {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
+                    Ok(Bytes(v.as_bytes().to_vec()))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Bytes, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(byte) = seq.next_element()? {
+                        out.push(byte);
+                    }
+                    Ok(Bytes(out))
+                }
+            }
+            deserializer.deserialize_byte_buf(Of)
+        }
+    }
+
+    impl JsonSchema for Bytes {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Bytes".into()
+        }
+        fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            <Vec<u8>>::json_schema(generator)
+        }
+    }
+
+    fn valid_reading() -> Value {
+        json!({
+            "name": "s", "count": 3, "offset": -4, "level": 1.5, "gain": 0.5, "on": true,
+            "place": {"lat": 1.5, "lon": null}, "places": [{"lat": 2}],
+            "by_name": {"a": {"lat": 0}}, "unit": "Kelvin",
+        })
+    }
+
+    /// `depth` arrays around an empty one.
+    fn nested_arrays(depth: usize) -> Value {
+        (0..depth).fold(json!([]), |value, _| json!([value]))
+    }
+
+    /// Arrays inside arrays, to any depth.
+    #[derive(Deserialize)]
+    struct Nested(#[allow(dead_code)] Vec<Nested>);
+
+    #[test]
+    fn a_plain_valid_output_takes_no_lenient_path() {
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Plain {
+            name: String,
+            count: u8,
+            place: Option<Place>,
+            places: Vec<Place>,
+            by_name: BTreeMap<String, Place>,
+        }
+        let mut value = valid_reading();
+        value.as_object_mut().unwrap().retain(|key, _| key != "unit");
+        assert!(!lenient::<Plain>(&value), "{value}");
+        assert!(!lenient::<Plain>(
+            &json!({"name": "", "count": 0, "place": null, "places": [], "by_name": {}})
+        ));
+        // Keys read as numbers.
+        assert!(!lenient::<BTreeMap<u8, BTreeMap<i64, bool>>>(&json!({"7": {"-3": true}})));
+        // An unknown field is skipped, not buffered.
+        value["unknown"] = json!({"deep": [1, 2, {"x": null}]});
+        assert!(!lenient::<Plain>(&value), "{value}");
+        // An f32 within its range.
+        assert!(!lenient::<f32>(&json!(3.4e38)));
+        assert!(!lenient::<Vec<Bytes>>(&json!([[1, 2], []])));
+        assert_eq!(read::<Bytes>(&json!([1, 2])).0.unwrap(), Bytes(vec![1, 2]));
+    }
+
+    #[test]
+    fn a_struct_as_an_array_is_lenient() {
+        assert!(lenient::<Place>(&json!([1.5, null])));
+        assert!(lenient::<Vec<Place>>(&json!([{"lat": 1}, [1.5, 2.5]])));
+        assert!(lenient::<Option<Place>>(&json!([1.5, null])));
+    }
+
+    #[test]
+    fn an_enum_is_lenient() {
+        assert!(lenient::<Unit>(&json!("Kelvin")));
+        // A unit variant as `{"Variant": null}`.
+        assert!(lenient::<Unit>(&json!({"Kelvin": null})));
+        assert!(lenient::<Vec<Unit>>(&json!(["Celsius", {"Kelvin": null}])));
+    }
+
+    #[test]
+    fn an_untagged_enum_is_lenient() {
+        assert!(lenient::<Either>(&json!({"lat": 1.5, "lon": 2})));
+        assert!(lenient::<Either>(&json!(7)));
+        // Buffered, then read by serde's own (lenient) reader: a struct as an array.
+        assert!(lenient::<Either>(&json!([1.5, null])));
+        assert!(lenient::<Value>(&json!({"any": [1]})));
+    }
+
+    #[test]
+    fn bytes_from_a_string_are_lenient() {
+        let (got, flag) = read::<Bytes>(&json!("ab"));
+        assert_eq!(got.unwrap(), Bytes(b"ab".to_vec()));
+        assert!(flag);
+    }
+
+    #[test]
+    fn an_f32_beyond_its_range_is_lenient() {
+        let (got, flag) = read::<f32>(&json!(1e300));
+        assert_eq!(got.unwrap(), f32::INFINITY);
+        assert!(flag);
+        assert!(lenient::<Vec<f32>>(&json!([1.0, -1e39])));
+        // An f64 holds it: nothing to note.
+        assert!(!lenient::<f64>(&json!(1e300)));
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_lenient() {
+        let limit = MAX_SCHEMA_DEPTH / 2;
+        // A value inside `limit` containers is read strictly; one level deeper is noted.
+        assert!(!lenient::<Nested>(&nested_arrays(limit)), "{limit} levels");
+        assert!(lenient::<Nested>(&nested_arrays(limit + 1)), "{} levels", limit + 1);
+        assert!(lenient::<Value>(&nested_arrays(limit + 1)));
+    }
+
+    /// For a schemars-derived type: the flag is sound (an output that took
+    /// no lenient path takes the schema's own forms), and a form the schema
+    /// refuses is flagged and found by the scan.
+    #[test]
+    fn the_flag_agrees_with_must_check_for_a_schemars_type() {
+        let validator =
+            StructureValidator::new(&serde_json::to_value(schemars::schema_for!(Reading)).unwrap());
+        assert!(!validator.needs_schema_pass());
+        let valid = valid_reading();
+        let stray = |field: &str, form: Value| {
+            let mut value = valid.clone();
+            value[field] = form;
+            value
+        };
+        // Valid, in the schema's own forms: an enum is flagged (its names may
+        // be aliases), the scan clears it.
+        assert!(lenient::<Reading>(&valid));
+        assert!(!validator.must_check(&valid));
+        for (value, why) in [
+            (stray("place", json!([1.5, null])), "a struct as an array"),
+            (stray("places", json!([[1.5, 2.5]])), "a struct as an array, in a Vec"),
+            (stray("by_name", json!({"a": [0.0, null]})), "a struct as an array, in a map"),
+            (stray("unit", json!({"Kelvin": null})), "a unit variant as a map"),
+            (stray("gain", json!(1e300)), "an f32 beyond its range"),
+        ] {
+            assert!(lenient::<Reading>(&value), "{why}: {value}");
+            assert!(validator.must_check(&value), "{why}: {value}");
+            assert!(validator.deserialize::<Reading>(&value).unwrap().1, "{why}: {value}");
+        }
+
+        // Without an enum, a valid output takes no lenient path at all, and
+        // the schema agrees.
+        #[allow(dead_code)]
+        #[derive(Deserialize, JsonSchema)]
+        struct Plain {
+            count: u8,
+            gain: f32,
+            place: Option<Place>,
+            places: Vec<Place>,
+            bytes: Bytes,
+        }
+        let validator = StructureValidator::new(&serde_json::to_value(schemars::schema_for!(Plain)).unwrap());
+        assert!(!validator.needs_schema_pass());
+        let plain = json!({"count": 1, "gain": 2.5, "place": {"lat": 1}, "places": [], "bytes": [1, 2]});
+        assert!(!lenient::<Plain>(&plain));
+        assert!(!validator.must_check(&plain));
+        assert!(!validator.deserialize::<Plain>(&plain).unwrap().1);
+        let mut from_string = plain.clone();
+        from_string["bytes"] = json!("ab");
+        assert!(lenient::<Plain>(&from_string), "bytes from a string");
+        assert!(validator.must_check(&from_string), "the schema wants an array");
+        assert!(validator.deserialize::<Plain>(&from_string).unwrap().1);
+
+        // An untagged enum: flagged, and the scan judges each branch.
+        let validator =
+            StructureValidator::new(&serde_json::to_value(schemars::schema_for!(Vec<Either>)).unwrap());
+        let branches = json!([7, {"lat": 1.5, "lon": null}]);
+        assert!(lenient::<Vec<Either>>(&branches));
+        assert!(!validator.must_check(&branches), "both are the schema's own forms");
+        let as_array = json!([[1.5, null]]);
+        assert!(lenient::<Vec<Either>>(&as_array));
+        assert!(validator.must_check(&as_array), "serde's buffer reads a struct from an array");
     }
 }
