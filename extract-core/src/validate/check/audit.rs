@@ -641,9 +641,15 @@ impl Audit<'_> {
 
     /// Walks every element of a sequence or set, each one index deeper.
     pub fn each<S: Collection + ?Sized>(&mut self, sequence: &S, mut walk: impl FnMut(&S::Item, &mut Self)) {
+        // One step for the whole sequence, its index set in place per
+        // element: a walk leaves the path as it found it.
+        self.path.push(Segment::Index(0));
+        let at = self.path.len() - 1;
         for (i, item) in sequence.items().enumerate() {
-            self.at_index(i, |audit| walk(item, audit));
+            self.path[at] = Segment::Index(i);
+            walk(item, self);
         }
+        self.path.pop();
     }
 
     /// Walks every value of a map, each one key deeper.

@@ -57,12 +57,9 @@ impl Recorder {
     /// probe for the derive to emit.
     #[inline]
     pub fn number<N: Number>(&mut self, index: usize, value: &Option<N>) {
+        // Off on every passing run: only the test is inlined there.
         if let Some(records) = &mut self.0 {
-            let shown = match value {
-                Some(n) => Shown::number(n),
-                None => Shown::absent(),
-            };
-            records.atoms.push((index, shown.0));
+            record_number(records, index, value);
         }
     }
 
@@ -81,6 +78,16 @@ impl Recorder {
             records.placeholders.push((index, value.0));
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn record_number<N: Number>(records: &mut Records, index: usize, value: &Option<N>) {
+    let shown = match value {
+        Some(n) => Shown::number(n),
+        None => Shown::absent(),
+    };
+    records.atoms.push((index, shown.0));
 }
 
 /// A value as a failure message shows it.
