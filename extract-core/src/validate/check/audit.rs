@@ -97,22 +97,25 @@ impl<'d> Audit<'d> {
         index: usize,
         mut eval: impl FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
     ) {
-        // One copy of the reporting below serves every check of every type:
-        // only this forwarding call is instantiated per check.
-        self.run_check_dyn(info, index, &mut eval)
-    }
-
-    fn run_check_dyn(
-        &mut self,
-        info: Option<&'static TypeInfo>,
-        index: usize,
-        eval: &mut dyn FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
-    ) {
+        // The passing run is inlined into the type's walk; only a failure
+        // reaches the one reporting code every check shares.
         let failure = match eval(&mut Recorder::off()) {
             Ok(Some(false)) => None,
             Ok(_) => return,
             Err(e) => Some(e),
         };
+        self.report_failed_check(info, index, failure, &mut eval)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_failed_check(
+        &mut self,
+        info: Option<&'static TypeInfo>,
+        index: usize,
+        failure: Option<EvalError>,
+        eval: &mut dyn FnMut(&mut Recorder) -> Result<Option<bool>, EvalError>,
+    ) {
         let info = described(info);
         // The description is read only to report a failure.
         let meta = &info.checks()[index];
