@@ -11,7 +11,7 @@ mod outcome;
 mod policy;
 mod prompt;
 mod retries;
-mod review;
+pub(crate) mod review;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
