@@ -187,7 +187,8 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
                 let at = newest_first.iter().position(|b| b.id == after).map_or(0, |i| i + 1);
                 newest_first.drain(..at);
             }
-            let page: Vec<Value> = newest_first.iter().take(2).map(|b| batch_object(b, base, true, false)).collect();
+            let page: Vec<Value> =
+                newest_first.iter().take(2).map(|b| batch_object(b, base, true, false)).collect();
             let body = json!({
                 "data": page,
                 "has_more": newest_first.len() > 2,
@@ -774,8 +775,14 @@ async fn an_intent_the_api_does_not_list_stops_the_run_naming_it_until_it_is_for
     });
     let err = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap_err();
     let said = err.to_string();
-    assert!(said.contains("creating a message batch of 12 requests (documents inv-00, inv-01, inv-02, ...)"), "{said}");
-    assert!(said.contains("may exist all the same") && said.contains("Batches::forget_unconfirmed"), "{said}");
+    assert!(
+        said.contains("creating a message batch of 12 requests (documents inv-00, inv-01, inv-02, ...)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("may exist all the same") && said.contains("Batches::forget_unconfirmed"),
+        "{said}"
+    );
     assert_eq!(creates(&stand.lock().unwrap().log), 0, "nothing is created while the intent is unresolved");
 
     // Once forgotten (after a look in the Console), the next run sends its documents again.

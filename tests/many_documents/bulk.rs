@@ -197,7 +197,10 @@ async fn a_journal_for_another_type_is_refused_naming_both_and_left_as_it_was() 
         .await
         .unwrap_err();
     let said = err.to_string();
-    assert!(said.contains("was written for the tool `invoice`") && said.contains("not for `other`"), "{said}");
+    assert!(
+        said.contains("was written for the tool `invoice`") && said.contains("not for `other`"),
+        "{said}"
+    );
     assert_eq!(model.calls.load(Ordering::SeqCst), 0);
     assert_eq!(std::fs::read(&path).unwrap(), before, "the journal is left byte for byte as it was");
 

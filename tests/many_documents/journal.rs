@@ -32,7 +32,9 @@ impl Model for Reader {
                 amounts.pop();
             }
             let items: Vec<Value> = amounts.iter().map(|a| json!({"amount": a})).collect();
-            Ok(Reply::tool_call(json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()})))
+            Ok(Reply::tool_call(
+                json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()}),
+            ))
         })
     }
 }
@@ -44,11 +46,16 @@ impl Reader {
 }
 
 fn documents() -> Vec<Document> {
-    (0..6).map(|i| Document::text(format!("amounts {i} 1 total {}", i + 1)).with_id(format!("d{i}"))).collect()
+    (0..6)
+        .map(|i| Document::text(format!("amounts {i} 1 total {}", i + 1)).with_id(format!("d{i}")))
+        .collect()
 }
 
 fn bulk(model: &Reader, journal: impl Into<Journal>) -> Bulk<Reader> {
-    Bulk::new(Extractor::new(model.clone()).retries(Retries::new(1).unwrap())).concurrency(2).journal(journal).unwrap()
+    Bulk::new(Extractor::new(model.clone()).retries(Retries::new(1).unwrap()))
+        .concurrency(2)
+        .journal(journal)
+        .unwrap()
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -114,7 +121,8 @@ async fn a_file_that_is_not_a_journal_of_ours_is_refused_and_left_byte_for_byte(
     let theirs = dir.join("theirs.db");
     {
         let db = rusqlite::Connection::open(&theirs).unwrap();
-        db.execute_batch("PRAGMA application_id = 42; CREATE TABLE t (x); INSERT INTO t VALUES (1);").unwrap();
+        db.execute_batch("PRAGMA application_id = 42; CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
     }
 
     for (path, says) in [
@@ -215,12 +223,14 @@ async fn a_changed_document_is_asked_again_and_its_old_replies_are_kept_not_repl
 
     // New instructions change every prompt: every document is asked again.
     let fourth = Reader::default();
-    let instructed = Bulk::new(Extractor::new(fourth.clone()).retries(Retries::new(1).unwrap()).instructions("Totals in euros."))
-        .journal(&path)
-        .unwrap()
-        .run::<Invoice>(changed)
-        .await
-        .unwrap();
+    let instructed = Bulk::new(
+        Extractor::new(fourth.clone()).retries(Retries::new(1).unwrap()).instructions("Totals in euros."),
+    )
+    .journal(&path)
+    .unwrap()
+    .run::<Invoice>(changed)
+    .await
+    .unwrap();
     assert_eq!((fourth.calls(), instructed.asked_again), (6, 6));
 }
 
@@ -242,7 +252,10 @@ async fn a_run_exports_as_json_lines_one_object_per_document() {
     assert_eq!(lines[0]["attempts"], 1);
     assert!(lines[0]["usage"]["input_tokens"].is_u64());
     let stuck = &lines[6];
-    assert_eq!((stuck["id"].as_str(), stuck["outcome"]["status"].as_str()), (Some("stuck"), Some("escalated")));
+    assert_eq!(
+        (stuck["id"].as_str(), stuck["outcome"]["status"].as_str()),
+        (Some("stuck"), Some("escalated"))
+    );
     assert_eq!(stuck["attempts"], 2);
     assert!(stuck["outcome"]["error_chain"].is_array());
 }
@@ -256,11 +269,18 @@ fn child_process_on_a_full_disk() {
     let path = Path::new(&dir).join("run.db");
     let model = Reader::default();
     // Every reply's commit adds pages to the WAL, until the filesystem is full.
-    let set: Vec<Document> =
-        (0..300).map(|i| Document::text(format!("amounts {i} 1 total {}", i + 1)).with_id(format!("d{i:04}"))).collect();
+    let set: Vec<Document> = (0..300)
+        .map(|i| Document::text(format!("amounts {i} 1 total {}", i + 1)).with_id(format!("d{i:04}")))
+        .collect();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let err = runtime
-        .block_on(Bulk::new(Extractor::new(model.clone())).concurrency(1).journal(&path).unwrap().run::<Invoice>(set))
+        .block_on(
+            Bulk::new(Extractor::new(model.clone()))
+                .concurrency(1)
+                .journal(&path)
+                .unwrap()
+                .run::<Invoice>(set),
+        )
         .expect_err("a journal on a full disk ends the run");
     let said = err.to_string();
     assert!(matches!(err, Error::Io { .. }), "{err:?}");

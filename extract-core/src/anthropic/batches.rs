@@ -25,7 +25,9 @@ use super::response;
 use crate::drive::bulk::{Begun, ProgressCallback, Tally, begin_run, with_review};
 use crate::drive::http::transport::{Failure, Repeat};
 use crate::drive::journal::{Intent, Recorded, Store};
-use crate::{BulkReport, Document, Error, Extractable, Extractor, Journal, Next, Outcome, Progress, Retries, Run};
+use crate::{
+    BulkReport, Document, Error, Extractable, Extractor, Journal, Next, Outcome, Progress, Retries, Run,
+};
 
 /// The most requests the API takes in one message batch.
 pub const MAX_BATCH_REQUESTS: usize = 100_000;
@@ -167,7 +169,8 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
-        let begun = begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
+        let begun =
+            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
         let Begun { documents, contents, journal, mut recorded } = begun;
         let asked_again = recorded.asked_again.len();
         let mut state = State {
@@ -289,10 +292,15 @@ impl Batches {
     /// with `error`; the error to end the run with, saying what happened.
     async fn cancel_unrecorded(&self, batch: &str, error: Error) -> Error {
         let path = format!("/v1/messages/batches/{batch}/cancel");
-        let cancelled =
-            self.client().transport.send_to(Method::POST, &path, None, response::api_error, Repeat::Always).await;
+        let cancelled = self
+            .client()
+            .transport
+            .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
+            .await;
         let said = match cancelled {
-            Ok(_) => format!("the message batch {batch} was created, and cancelled since its id could not be recorded"),
+            Ok(_) => format!(
+                "the message batch {batch} was created, and cancelled since its id could not be recorded"
+            ),
             Err(failure) => format!(
                 "the message batch {batch} was created, its id could not be recorded, and cancelling it failed \
                  ({}): cancel it in the Console",
@@ -329,7 +337,9 @@ impl Batches {
                 .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
                 .await?;
             let page: BatchList = serde_json::from_slice(&answer).map_err(|e| {
-                Error::invalid_response(format!("the list of message batches is not what the API documents: {e}"))
+                Error::invalid_response(format!(
+                    "the list of message batches is not what the API documents: {e}"
+                ))
             })?;
             let mut older = false;
             for batch in &page.data {
@@ -346,7 +356,12 @@ impl Batches {
             after = page.last_id;
         }
         let when = rfc3339(intent.created_at);
-        let shown = self.journal.as_ref().and_then(Journal::path).map(|p| p.display().to_string()).unwrap_or_default();
+        let shown = self
+            .journal
+            .as_ref()
+            .and_then(Journal::path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         if let [batch] = found.as_slice() {
             info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
             if let Some(journal) = &state.journal {
@@ -783,7 +798,9 @@ impl<T: Extractable + Send + 'static> State<T> {
         let entry = &mut self.entries[i];
         // Serialized before the policy takes the reply, written once it has judged it.
         let record = match &self.journal {
-            Some(_) => Some(Store::reply_record(id, &entry.content, entry.run.prompt(), &reply, Some(batch))?),
+            Some(_) => {
+                Some(Store::reply_record(id, &entry.content, entry.run.prompt(), &reply, Some(batch))?)
+            }
             None => None,
         };
         let next = entry.run.on_reply(reply);
@@ -983,7 +1000,12 @@ fn rfc3339(seconds: i64) -> String {
     let day = of_year - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", of_day / 3600, of_day % 3600 / 60, of_day % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
 }
 
 /// One line of a results file.

@@ -113,7 +113,8 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let begun = begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
+        let begun =
+            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
         let Begun { documents, contents, journal, mut recorded } = begun;
         let total = documents.len();
         let asked_again = recorded.asked_again.len();
@@ -192,8 +193,12 @@ impl<T> BulkReport<T> {
     pub(crate) fn from_results(
         results: impl IntoIterator<Item = (String, Result<Outcome<T>, Error>)>,
     ) -> BulkReport<T> {
-        let mut report =
-            BulkReport { outcomes: BTreeMap::new(), failed: BTreeMap::new(), stats: Stats::new(), asked_again: 0 };
+        let mut report = BulkReport {
+            outcomes: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            stats: Stats::new(),
+            asked_again: 0,
+        };
         for (id, result) in results {
             match result {
                 Ok(outcome) => {
@@ -341,7 +346,8 @@ impl<M: Model + 'static> Bulk<M> {
         documents: &[Document],
         needed_for: &str,
     ) -> Result<(Store, Recorded, Vec<String>), Error> {
-        let journal = self.journal.as_ref().ok_or_else(|| Error::config(format!("{needed_for} needs a journal")))?;
+        let journal =
+            self.journal.as_ref().ok_or_else(|| Error::config(format!("{needed_for} needs a journal")))?;
         let tool = T::tool();
         let run = journal::run_digest(&tool, self.extractor.instructions_text());
         let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
@@ -446,8 +452,9 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
     journal: Option<(&Store, &str)>,
 ) -> Result<Result<Outcome<T>, Error>, Error> {
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    let result =
-        extractor.drive_recorded(run, recorded, journal.map(|(journal, content)| (journal, id, content))).await;
+    let result = extractor
+        .drive_recorded(run, recorded, journal.map(|(journal, content)| (journal, id, content)))
+        .await;
     if let Some((journal, content)) = journal {
         if let Some(failure) = journal.failure() {
             return Err(failure);

@@ -252,7 +252,9 @@ impl<M: Model> Extractor<M> {
                 // The line is made from the reply before the policy takes it, and
                 // written with whether it ended the run before the run goes on.
                 let record = match journal {
-                    Some((_, id, content)) if new => Some(Store::reply_record(id, content, &prompt, &reply, None)?),
+                    Some((_, id, content)) if new => {
+                        Some(Store::reply_record(id, content, &prompt, &reply, None)?)
+                    }
                     _ => None,
                 };
                 let next = run.on_reply(reply);

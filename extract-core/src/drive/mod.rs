@@ -14,6 +14,6 @@ pub mod testing;
 
 pub use bulk::{Bulk, BulkReport, Progress};
 pub use error::Error;
-pub use journal::Journal;
 pub use extractor::Extractor;
+pub use journal::Journal;
 pub use model::{Model, ModelFuture};

@@ -64,7 +64,9 @@ impl Journal {
     /// `Err` for a journal that can never be opened (an empty path).
     pub(crate) fn checked(self) -> Result<Journal, Error> {
         match &self.kind {
-            Kind::Sqlite(path) if path.as_os_str().is_empty() => Err(Error::config("the journal path is empty")),
+            Kind::Sqlite(path) if path.as_os_str().is_empty() => {
+                Err(Error::config("the journal path is empty"))
+            }
             Kind::Sqlite(_) => Ok(self),
         }
     }
@@ -80,7 +82,9 @@ impl Journal {
         let path = self.path().expect("an SQLite journal");
         let store = Sqlite::open_for_reading(path, None)?;
         let rows = store.documents_with_outcomes()?;
-        let cannot = |e: std::io::Error| Error::io(format!("cannot write the export of journal {}", path.display()), e);
+        let cannot = |e: std::io::Error| {
+            Error::io(format!("cannot write the export of journal {}", path.display()), e)
+        };
         for row in &rows {
             let line = match &row.outcome {
                 Some((packet, attempts, usage, reviewed)) => json!({
@@ -369,10 +373,18 @@ impl Store {
         // The outcome's row is made here, so the future does not hold the outcome.
         let output = record.output.take();
         let row = outcome.map(|outcome| OutcomeRow::new(&record.content, outcome, output));
-        self.write(move |db| db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref())))
+        self.write(move |db| {
+            db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref()))
+        })
     }
 
-    pub async fn failed(&self, document: &str, content: &str, error: &Error, batch: Option<&str>) -> Result<(), Error> {
+    pub async fn failed(
+        &self,
+        document: &str,
+        content: &str,
+        error: &Error,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
         let (document, content, error, batch) =
             (document.to_string(), content.to_string(), error.to_string(), batch.map(str::to_owned));
         self.write(move |db| db.failed(&document, &content, &error, batch.as_deref())).await
@@ -391,7 +403,13 @@ impl Store {
         self.write(move |db| db.abandon(intent)).await
     }
 
-    pub async fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
+    pub async fn resent(
+        &self,
+        document: &str,
+        batch: &str,
+        reason: &str,
+        counted: bool,
+    ) -> Result<(), Error> {
         let (document, batch, reason) = (document.to_string(), batch.to_string(), reason.to_string());
         self.write(move |db| db.resent(&document, &batch, &reason, counted)).await
     }
@@ -435,7 +453,9 @@ fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeR
 }
 
 /// Runs `work` on tokio's blocking threads.
-async fn blocking<R: Send + 'static>(work: impl FnOnce() -> Result<R, Error> + Send + 'static) -> Result<R, Error> {
+async fn blocking<R: Send + 'static>(
+    work: impl FnOnce() -> Result<R, Error> + Send + 'static,
+) -> Result<R, Error> {
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| Error::config(format!("the journal's worker thread failed: {e}")))?
@@ -474,7 +494,8 @@ mod tests {
         drop(store);
         let (_, recorded) = Store::open_for_run(&journal, &tool(), documents).await.unwrap();
         assert_eq!(recorded.replies["d"], replies);
-        let (_, changed) = Store::open_for_run(&journal, &tool(), vec![("d".into(), "c2".into())]).await.unwrap();
+        let (_, changed) =
+            Store::open_for_run(&journal, &tool(), vec![("d".into(), "c2".into())]).await.unwrap();
         assert!(changed.replies.is_empty(), "another content: nothing replayed");
         assert!(changed.asked_again.contains("d"));
         let _ = std::fs::remove_dir_all(&dir);

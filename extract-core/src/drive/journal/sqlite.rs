@@ -224,7 +224,12 @@ impl Sqlite {
             .pragma_update(None, "synchronous", "FULL")
             .map_err(|e| db(path, "cannot set synchronous=FULL", e))?;
         let next_at = next_at(&connection).map_err(|e| db(path, "cannot read it", e))?;
-        Ok(Sqlite { path: path.to_path_buf(), connection: Mutex::new(connection), next_at: Mutex::new(next_at), _lock: None })
+        Ok(Sqlite {
+            path: path.to_path_buf(),
+            connection: Mutex::new(connection),
+            next_at: Mutex::new(next_at),
+            _lock: None,
+        })
     }
 
     /// Runs `work` in one transaction, committed (durably) before it returns.
@@ -293,7 +298,13 @@ impl Sqlite {
     }
 
     /// A transport failure of `document` (of a result of `batch`, if any).
-    pub fn failed(&self, document: &str, content: &str, error: &str, batch: Option<&str>) -> Result<(), Error> {
+    pub fn failed(
+        &self,
+        document: &str,
+        content: &str,
+        error: &str,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
         self.transaction("cannot record a failure", |t, at| {
             t.execute(
                 "INSERT INTO failures (at, document, content, batch, error) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -354,7 +365,13 @@ impl Sqlite {
     }
 
     /// A reviewer's fix (already validated), and the reviewed outcome.
-    pub fn reviewed(&self, document: &str, content: &str, fix: &str, outcome: &OutcomeRow) -> Result<(), Error> {
+    pub fn reviewed(
+        &self,
+        document: &str,
+        content: &str,
+        fix: &str,
+        outcome: &OutcomeRow,
+    ) -> Result<(), Error> {
         self.transaction("cannot record a review", |t, at| {
             t.execute(
                 "INSERT INTO reviews (at, document, content, fix) VALUES (?1, ?2, ?3, ?4)",
@@ -417,7 +434,11 @@ pub(crate) struct Exported {
     pub failure: Option<String>,
 }
 
-fn write_outcome(t: &rusqlite::Transaction<'_>, document: &str, outcome: &OutcomeRow) -> rusqlite::Result<()> {
+fn write_outcome(
+    t: &rusqlite::Transaction<'_>,
+    document: &str,
+    outcome: &OutcomeRow,
+) -> rusqlite::Result<()> {
     t.execute(
         "INSERT INTO outcomes (document, content, status, packet, attempts, usage) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (document) DO UPDATE SET content = excluded.content, status = excluded.status,
@@ -542,7 +563,10 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
     {
         let mut select = connection.prepare("SELECT at, document, content, batch, reply FROM replies")?;
         let rows = select.query_map([], |r| {
-            Ok((r.get(0)?, Event::Reply { document: r.get(1)?, content: r.get(2)?, batch: r.get(3)?, reply: r.get(4)? }))
+            Ok((
+                r.get(0)?,
+                Event::Reply { document: r.get(1)?, content: r.get(2)?, batch: r.get(3)?, reply: r.get(4)? },
+            ))
         })?;
         for row in rows {
             events.push(row?);
@@ -601,11 +625,15 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
     recorded.asked_again = stale.into_iter().filter(|d| !recorded.replies.contains_key(d)).collect();
     {
         let mut select = connection.prepare("SELECT document, content, fix FROM reviews ORDER BY at")?;
-        let rows = select.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+        let rows = select.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?;
         for row in rows {
             let (document, content, fix) = row?;
             if current(&document, &content) {
-                recorded.reviews.insert(document, serde_json::from_str(&fix).unwrap_or(serde_json::Value::Null));
+                recorded
+                    .reviews
+                    .insert(document, serde_json::from_str(&fix).unwrap_or(serde_json::Value::Null));
             }
         }
         let mut select = connection.prepare(
@@ -629,7 +657,12 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
                 documents.into_iter().filter(|(d, _, c)| current(d, c)).map(|(d, a, _)| (d, a)).collect();
             match id {
                 Some(id) => recorded.open_batches.push((id, documents)),
-                None => recorded.intents.push(Intent { number: intent, created_at, requests: requests as u64, documents }),
+                None => recorded.intents.push(Intent {
+                    number: intent,
+                    created_at,
+                    requests: requests as u64,
+                    documents,
+                }),
             }
         }
     }
