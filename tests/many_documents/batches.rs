@@ -807,10 +807,11 @@ async fn a_404_without_not_found_error_is_a_transport_error_and_nothing_is_resen
     assert!(!journal_has(&path, "collected"), "the batch stays open for a later run");
 
     // Once the API answers again, the batch is re-attached.
-    let mut stand_now = stand.lock().unwrap();
-    stand_now.foreign_404 = false;
-    stand_now.polls_in_progress = 0;
-    drop(stand_now);
+    {
+        let mut stand = stand.lock().unwrap();
+        stand.foreign_404 = false;
+        stand.polls_in_progress = 0;
+    }
     let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
     assert_eq!(resumed.stats.valid(), 12, "{:?}", resumed.failed);
 }
