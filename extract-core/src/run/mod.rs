@@ -25,4 +25,4 @@ pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt,
 pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};
-pub(crate) use stats::{ParetoRow, percent};
+pub(crate) use stats::{Facts, ParetoRow, percent};

@@ -14,6 +14,7 @@
 //! content, the run's tool and its instructions still match.
 
 mod sqlite;
+mod stored;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::{Content, Document, Error, Outcome, Prompt, Reply, ReplyContent, Tool};
+use crate::run::Facts;
+use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
 use sqlite::{Header, Sqlite};
 
 /// Where a run keeps its memory. Only a description: nothing is opened,
@@ -100,6 +102,70 @@ impl Journal {
         }
         out.flush().map_err(cannot)?;
         Ok(rows.len())
+    }
+}
+
+/// A run read back from its journal alone, after the run (or while it goes
+/// on): the statistics over every outcome recorded for the documents' current
+/// content, and every escalation with its document id, for a
+/// [`Report`](crate::Report) or a look at what failed.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JournalSummary {
+    /// Statistics over every recorded outcome, as the run's own `stats`.
+    pub stats: Stats,
+    /// Every escalated document (not reviewed since), in id order.
+    pub escalations: Vec<(String, Escalation)>,
+    /// The documents whose last attempt failed (transport), with the error's text.
+    pub failed: Vec<(String, String)>,
+    /// The documents without an outcome yet.
+    pub unfinished: Vec<String>,
+}
+
+impl Journal {
+    /// The run this journal holds, read from the journal alone (no
+    /// documents, no type, no model; no lock, so while a run goes on too):
+    /// its statistics and escalations, for the HTML report:
+    ///
+    /// ```no_run
+    /// let run = extract::Journal::sqlite("runs/march.db").summary()?;
+    /// let escalations = run.escalations.iter().map(|(id, e)| (id.as_str(), e));
+    /// let page = extract::Report::new(&run.stats).escalations(escalations).html();
+    /// std::fs::write("runs/march.html", page)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn summary(&self) -> Result<JournalSummary, Error> {
+        let path = self.path().expect("an SQLite journal");
+        let rows = Sqlite::open_for_reading(path, None)?.documents_with_outcomes()?;
+        let mut summary = JournalSummary {
+            stats: Stats::new(),
+            escalations: Vec::new(),
+            failed: Vec::new(),
+            unfinished: Vec::new(),
+        };
+        let unreadable = |id: &str| {
+            Error::config(format!(
+                "journal {}: the outcome of document {} does not read back",
+                path.display(),
+                crate::quote_prefix(id)
+            ))
+        };
+        for row in rows {
+            match (&row.outcome, row.failure) {
+                (Some((packet, ..)), _) => {
+                    let facts = stored::facts_from(&row.facts).ok_or_else(|| unreadable(&row.id))?;
+                    summary.stats.record_facts(&facts);
+                    if packet["status"] == "escalated" {
+                        let escalation =
+                            stored::escalation_from(packet).ok_or_else(|| unreadable(&row.id))?;
+                        summary.escalations.push((row.id, escalation));
+                    }
+                }
+                (None, Some(failure)) => summary.failed.push((row.id, failure)),
+                (None, None) => summary.unfinished.push(row.id),
+            }
+        }
+        Ok(summary)
     }
 }
 
@@ -191,6 +257,8 @@ pub(crate) struct OutcomeRow {
     packet: String,
     attempts: u32,
     usage: String,
+    /// What the run's statistics count of it.
+    facts: String,
 }
 
 impl OutcomeRow {
@@ -214,6 +282,7 @@ impl OutcomeRow {
             packet: packet.to_string(),
             attempts: outcome.attempts(),
             usage: serde_json::to_string(&usage).unwrap_or_default(),
+            facts: stored::facts_json(&Facts::of(outcome)),
         }
     }
 }

@@ -61,6 +61,7 @@ CREATE TABLE outcomes (
     packet TEXT NOT NULL,      -- the outcome packet as JSON
     attempts INTEGER NOT NULL,
     usage TEXT NOT NULL,       -- Usage as JSON
+    facts TEXT NOT NULL,       -- what the run's statistics count of it, as JSON
     reviewed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE failures (
@@ -398,7 +399,7 @@ impl Sqlite {
         let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         let rows = (|| {
             let mut select = connection.prepare(
-                "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed,
+                "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
                         (SELECT error FROM failures f WHERE f.document = d.id AND f.content = d.content
                          ORDER BY at DESC LIMIT 1)
                  FROM documents d LEFT JOIN outcomes o ON o.document = d.id AND o.content = d.content
@@ -418,7 +419,8 @@ impl Sqlite {
                     )),
                     None => None,
                 };
-                Ok(Exported { id: row.get(0)?, outcome, failure: row.get(5)? })
+                let facts = json(row.get(5)?).unwrap_or_default();
+                Ok(Exported { id: row.get(0)?, outcome, facts, failure: row.get(6)? })
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
         })();
@@ -431,6 +433,8 @@ pub(crate) struct Exported {
     pub id: String,
     /// Its outcome packet, attempts, usage, and whether a reviewer fixed it.
     pub outcome: Option<(serde_json::Value, u32, serde_json::Value, bool)>,
+    /// What the statistics count of its outcome (`Null` without one).
+    pub facts: serde_json::Value,
     pub failure: Option<String>,
 }
 
@@ -440,10 +444,20 @@ fn write_outcome(
     outcome: &OutcomeRow,
 ) -> rusqlite::Result<()> {
     t.execute(
-        "INSERT INTO outcomes (document, content, status, packet, attempts, usage) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO outcomes (document, content, status, packet, attempts, usage, facts)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (document) DO UPDATE SET content = excluded.content, status = excluded.status,
-             packet = excluded.packet, attempts = excluded.attempts, usage = excluded.usage, reviewed = 0",
-        params![document, outcome.content, outcome.status, outcome.packet, outcome.attempts, outcome.usage],
+             packet = excluded.packet, attempts = excluded.attempts, usage = excluded.usage,
+             facts = excluded.facts, reviewed = 0",
+        params![
+            document,
+            outcome.content,
+            outcome.status,
+            outcome.packet,
+            outcome.attempts,
+            outcome.usage,
+            outcome.facts
+        ],
     )?;
     let state = if outcome.status == "ok" { "valid" } else { "escalated" };
     t.execute("UPDATE documents SET state = ?2 WHERE id = ?1", params![document, state])?;
