@@ -50,6 +50,8 @@ struct Stand {
     failing_polls: usize,
     /// Make the batch on create, then close the connection without an answer.
     drop_create_answer: bool,
+    /// On a create, fill the filesystem this folder is on (the journal's), then answer.
+    fill_disk_on_create: Option<PathBuf>,
     /// Answer every poll of a batch with a 404 that is not the API's
     /// `not_found_error` (a proxy's page, a wrong base URL).
     foreign_404: bool,
@@ -177,6 +179,9 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             };
             let object = batch_object(&held, base, false, false);
             stand.batches.push(held);
+            if let Some(dir) = &stand.fill_disk_on_create {
+                fill(dir);
+            }
             (200, vec![], object.to_string().into_bytes())
         }
         // The list, newest first, in pages of 2 (to follow `has_more`).
@@ -266,6 +271,15 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             br#"{"type":"error","error":{"type":"not_found_error","message":"no such route"}}"#.to_vec(),
         ),
     }
+}
+
+/// Writes zeros into `dir` until its filesystem is full.
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut filler = std::fs::File::create(dir.join("filler")).unwrap();
+    let zeros = [0u8; 4096];
+    while filler.write_all(&zeros).and_then(|()| filler.flush()).is_ok() {}
+    let _ = filler.sync_all();
 }
 
 /// Now, as the API writes a time.
@@ -814,4 +828,47 @@ async fn a_404_without_not_found_error_is_a_transport_error_and_nothing_is_resen
     }
     let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
     assert_eq!(resumed.stats.valid(), 12, "{:?}", resumed.failed);
+}
+
+/// The child of the disk-fills-after-create test: a batch run on a journal
+/// in the small tmpfs the parent mounted, against a stand-in that fills that
+/// filesystem when it creates the batch. Does nothing as an ordinary test.
+#[test]
+fn child_process_batches_on_a_disk_that_fills() {
+    let Ok(dir) = std::env::var("EXTRACT_FULL_DISK_DIR") else { return };
+    let dir = PathBuf::from(dir);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let (base, stand) =
+            stand_in(Stand { fill_disk_on_create: Some(dir.clone()), ..Stand::default() }).await;
+        let err = batches(&base)
+            .journal(dir.join("run.db"))
+            .unwrap()
+            .run::<Invoice>(documents())
+            .await
+            .unwrap_err();
+        let said = err.to_string();
+        let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>()).unwrap();
+        assert_eq!(cause.kind(), std::io::ErrorKind::StorageFull, "{err:?}");
+        assert!(
+            said.contains(
+                "the message batch msgbatch_001 was created, and cancelled since its id could not be recorded"
+            ),
+            "{said}"
+        );
+        let stand = stand.lock().unwrap();
+        assert_eq!(creates(&stand.log), 1);
+        assert!(
+            stand.batches[0].canceled,
+            "the batch the journal could not record is cancelled: {:?}",
+            stand.log
+        );
+        println!("CHILD-OK {said}");
+    });
+}
+
+#[test]
+fn a_journal_failure_right_after_a_create_cancels_that_batch() {
+    let dir = temp_journal("disk-fills").parent().unwrap().to_path_buf();
+    crate::journal::in_a_small_tmpfs(&dir, "1m", "batches::child_process_batches_on_a_disk_that_fills");
 }

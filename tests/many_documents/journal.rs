@@ -291,33 +291,42 @@ fn child_process_on_a_full_disk() {
     let recorded = invoices::journal_replies(&path);
     assert!(recorded >= 3, "some replies were committed before the disk filled: {recorded}");
     assert_eq!(model.calls(), recorded + 1, "no model call after the failed write ({said})");
-    println!("FULL-DISK-CHILD-OK recorded={recorded} calls={}", model.calls());
+    println!("CHILD-OK recorded={recorded} calls={}", model.calls());
 }
 
-#[test]
-fn a_journal_on_a_full_filesystem_ends_the_run_and_no_model_call_follows() {
-    let dir = temp_dir("full-disk");
-    // A tmpfs of 256 KiB in a mount namespace of the child's own.
-    let script = format!("mount -t tmpfs -o size=256k tmpfs '{}' && exec \"$0\" \"$@\"", dir.display());
+/// Runs the test `child` of this binary in a mount namespace of its own
+/// with a tmpfs of `size` mounted on `dir` (`unshare -m`, as root), and
+/// returns its standard output once it succeeded. `None` (with the reason
+/// printed) only where `unshare` is missing or refused and CI is not set:
+/// CI runs as root, where it must really run.
+pub fn in_a_small_tmpfs(dir: &Path, size: &str, child: &str) -> Option<String> {
+    let script = format!("mount -t tmpfs -o size={size} tmpfs '{}' && exec \"$0\" \"$@\"", dir.display());
     let output = Command::new("unshare")
         .args(["-m", "sh", "-c", &script])
         .arg(std::env::current_exe().unwrap())
-        .args(["journal::child_process_on_a_full_disk", "--exact", "--test-threads=1", "--nocapture"])
-        .env("EXTRACT_FULL_DISK_DIR", &dir)
+        .args([child, "--exact", "--test-threads=1", "--nocapture"])
+        .env("EXTRACT_FULL_DISK_DIR", dir)
         .output();
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let output = match output {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !in_ci => {
             println!("skipped: `unshare` is not installed here ({e})");
-            return;
+            return None;
         }
         other => other.unwrap(),
     };
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     if !output.status.success() && stderr.contains("unshare failed") && !in_ci {
         println!("skipped: this user cannot make a mount namespace: {stderr}");
-        return;
+        return None;
     }
-    assert!(output.status.success() && stdout.contains("FULL-DISK-CHILD-OK"), "{stdout}\n{stderr}");
-    println!("{}", stdout.lines().find(|l| l.contains("FULL-DISK-CHILD-OK")).unwrap_or_default());
+    assert!(output.status.success() && stdout.contains("CHILD-OK"), "{stdout}\n{stderr}");
+    println!("{}", stdout.lines().find(|l| l.contains("CHILD-OK")).unwrap_or_default());
+    Some(stdout.into_owned())
+}
+
+#[test]
+fn a_journal_on_a_full_filesystem_ends_the_run_and_no_model_call_follows() {
+    let dir = temp_dir("full-disk");
+    in_a_small_tmpfs(&dir, "256k", "journal::child_process_on_a_full_disk");
 }
