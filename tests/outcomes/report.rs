@@ -554,7 +554,8 @@ fn a_model_inventing_20_000_keys_does_not_make_a_huge_page() {
     }
     let page = report.html();
 
-    assert!(page.len() < 512 * 1024, "the page is {} bytes", page.len());
+    // About 110 KB; uncapped, this corpus makes a page of megabytes.
+    assert!(page.len() < 256 * 1024, "the page is {} bytes", page.len());
     let pareto = element(&page, "<table class=\"pareto\">", "</table>");
     assert_eq!(
         pareto.matches("<tr><td class=\"num\">").count() + pareto.matches("<tr class=\"dominant\">").count(),

@@ -14,6 +14,10 @@ use crate::{FailedAttempt, Usage};
 /// something did: the `std::io::Error` of an [`Io`](Error::Io) failure, a
 /// backend's own error in [`Other`](Error::Other); for
 /// [`Interrupted`](Error::Interrupted), the cause of the failure it wraps.
+/// A [`Transport`](Error::Transport) failure's causes are in its message
+/// instead, with any credentials of the URL masked: the HTTP client's
+/// error, kept as a source, would show them.
+///
 /// It is `Clone` (a batch's failure is every one of its documents'), so
 /// causes are shared.
 #[derive(Debug, Clone)]
