@@ -538,6 +538,23 @@ mod tests {
         Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false }
     }
 
+    #[test]
+    fn a_content_digest_covers_the_text_a_pdfs_bytes_and_its_text_layer_and_the_run() {
+        let run = run_digest(&tool(), None);
+        let digests = [
+            content_digest(&run, &Document::text("Total 3")),
+            content_digest(&run, &Document::text("Total 4")),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec())),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 b".to_vec())),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 3")),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 4")),
+            content_digest(&run_digest(&tool(), Some("In euros.")), &Document::text("Total 3")),
+        ];
+        let distinct: BTreeSet<&String> = digests.iter().collect();
+        assert_eq!(distinct.len(), digests.len(), "{digests:?}");
+        assert_eq!(digests[0], content_digest(&run, &Document::text("Total 3").with_id("another id")));
+    }
+
     #[tokio::test]
     async fn every_kind_of_reply_reads_back_as_it_was_written_under_a_current_thread_runtime() {
         let dir = std::env::temp_dir().join(format!("extract-journal-unit-{}", std::process::id()));
