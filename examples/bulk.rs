@@ -201,6 +201,10 @@ async fn main() -> ExitCode {
         model.calls.load(Ordering::SeqCst)
     );
     println!("\n{}", report.stats);
+    println!(
+        "the journal is an SQLite database: sqlite3 -readonly {} \"SELECT state, count(*) FROM documents GROUP BY state\"",
+        journal.display()
+    );
 
     // The run report: one self-contained HTML file.
     let mut page = extract::Report::new(&report.stats).title("March invoices: run report");

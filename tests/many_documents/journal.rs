@@ -140,6 +140,11 @@ async fn a_file_that_is_not_a_journal_of_ours_is_refused_and_left_byte_for_byte(
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         assert!(!Path::new(&wal).exists(), "SQLite never opened {} for writing", path.display());
+        // Readers refuse it too, and leave it as it was.
+        let mut out = Vec::new();
+        let said = Journal::sqlite(path).export_jsonl(&mut out).unwrap_err().to_string();
+        assert!(said.contains("not a journal of extract") || said.contains("old memory-mapped"), "{said}");
+        assert_eq!(std::fs::read(path).unwrap(), before, "{} is byte for byte as it was", path.display());
     }
 }
 

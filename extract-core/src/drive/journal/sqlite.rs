@@ -204,15 +204,17 @@ impl Sqlite {
     /// Opens an existing journal at `path` to read it (and to record a
     /// review, one short transaction), without the run's lock.
     pub fn open_for_reading(path: &Path, header: Option<&Header<'_>>) -> Result<Sqlite, Error> {
-        match look_at(path)? {
-            Found::Nothing => {
-                return Err(io(
-                    path,
-                    "there is no journal there",
-                    std::io::Error::from(std::io::ErrorKind::NotFound),
-                ));
-            }
-            Found::Database => {}
+        // No file of ours is opened (and closed) here: a run of this process
+        // may have the database open, and closing any other descriptor of
+        // the file would drop its connection's POSIX locks. SQLite opens an
+        // existing file only (no CREATE), and reading a file that is not a
+        // database writes nothing: its header check fails first.
+        if !path.exists() {
+            return Err(io(
+                path,
+                "there is no journal there",
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
         }
         let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(|e| db(path, "cannot open it", e))?;
@@ -517,7 +519,12 @@ fn check_ours(connection: &Connection, path: &Path) -> Result<(), Error> {
         .query_row("SELECT * FROM pragma_application_id, pragma_user_version", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
-        .map_err(|e| db(path, "cannot read its header", e))?;
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => Error::config(format!(
+                "{shown} is not a journal of extract (not an SQLite database); it was left as it was"
+            )),
+            _ => db(path, "cannot read its header", e),
+        })?;
     if application != APPLICATION_ID {
         return Err(Error::config(format!(
             "{shown} is an SQLite database, but not a journal of extract (its application_id is \
