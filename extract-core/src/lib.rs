@@ -27,7 +27,7 @@ pub mod anthropic;
 pub mod openai;
 
 pub use drive::testing;
-pub use drive::{Bulk, BulkReport, Error, Extractor, Model, ModelFuture, Progress};
+pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
 pub use inspect::Report;
 pub use run::{
     Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,

@@ -50,6 +50,11 @@ struct Stand {
     failing_polls: usize,
     /// Make the batch on create, then close the connection without an answer.
     drop_create_answer: bool,
+    /// On a create, fill the filesystem this folder is on (the journal's), then answer.
+    fill_disk_on_create: Option<PathBuf>,
+    /// Answer every poll of a batch with a 404 that is not the API's
+    /// `not_found_error` (a proxy's page, a wrong base URL).
+    foreign_404: bool,
 }
 
 struct Held {
@@ -59,6 +64,8 @@ struct Held {
     bytes: usize,
     polls: usize,
     canceled: bool,
+    /// When it was created, as the API writes it.
+    created_at: String,
 }
 
 type Shared = Arc<Mutex<Stand>>;
@@ -133,8 +140,8 @@ fn batch_object(held: &Held, base: &str, ended: bool, foreign: bool) -> Value {
         "id": held.id,
         "type": "message_batch",
         "processing_status": if ended { "ended" } else { "in_progress" },
-        "request_counts": {"processing": if ended { 0 } else { held.requests.len() }, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
-        "created_at": "2026-12-01T10:00:00Z",
+        "request_counts": {"processing": if ended { 0 } else { held.requests.len() }, "succeeded": if ended { held.requests.len() } else { 0 }, "errored": 0, "canceled": 0, "expired": 0},
+        "created_at": held.created_at,
         "expires_at": "2026-12-02T10:00:00Z",
         "ended_at": if ended { json!("2026-12-01T10:05:00Z") } else { Value::Null },
         "cancel_initiated_at": null,
@@ -168,10 +175,35 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
                 bytes: request.body.len(),
                 polls: 0,
                 canceled: false,
+                created_at: now_rfc3339(),
             };
             let object = batch_object(&held, base, false, false);
             stand.batches.push(held);
+            if let Some(dir) = &stand.fill_disk_on_create {
+                fill(dir);
+            }
             (200, vec![], object.to_string().into_bytes())
+        }
+        // The list, newest first, in pages of 2 (to follow `has_more`).
+        ("GET", ["v1", "messages", listed]) if listed.starts_with("batches") => {
+            let after = listed.split("after_id=").nth(1).map(|a| a.split('&').next().unwrap().to_string());
+            let mut newest_first: Vec<&Held> = stand.batches.iter().rev().collect();
+            if let Some(after) = after {
+                let at = newest_first.iter().position(|b| b.id == after).map_or(0, |i| i + 1);
+                newest_first.drain(..at);
+            }
+            let page: Vec<Value> =
+                newest_first.iter().take(2).map(|b| batch_object(b, base, true, false)).collect();
+            let body = json!({
+                "data": page,
+                "has_more": newest_first.len() > 2,
+                "first_id": page.first().map(|b| b["id"].clone()),
+                "last_id": page.last().map(|b| b["id"].clone()),
+            });
+            (200, vec![], body.to_string().into_bytes())
+        }
+        ("GET", ["v1", "messages", "batches", _]) if stand.foreign_404 => {
+            (404, vec![], b"<html><body>404 Not Found</body></html>".to_vec())
         }
         ("GET", ["v1", "messages", "batches", id]) => {
             if stand.failing_polls > 0 {
@@ -239,6 +271,23 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             br#"{"type":"error","error":{"type":"not_found_error","message":"no such route"}}"#.to_vec(),
         ),
     }
+}
+
+/// Writes zeros into `dir` until its filesystem is full.
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut filler = std::fs::File::create(dir.join("filler")).unwrap();
+    let zeros = [0u8; 4096];
+    while filler.write_all(&zeros).and_then(|()| filler.flush()).is_ok() {}
+    let _ = filler.sync_all();
+}
+
+/// Now, as the API writes a time.
+fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    chrono::DateTime::from_timestamp(now.as_secs() as i64, now.subsec_nanos())
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 /// A deterministic shuffle (an LCG picks each swap).
@@ -575,8 +624,15 @@ async fn kill_child_when(path: &Path, base: &str, ready: impl Fn(&Path) -> bool)
     child.wait().unwrap();
 }
 
+/// Whether the journal at `path` records a `batch` created (with its id),
+/// or one `collected`.
 fn journal_has(path: &Path, record: &str) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| t.contains(&format!("\"record\":\"{record}\"")))
+    let query = match record {
+        "batch" => "SELECT count(*) FROM batches WHERE id IS NOT NULL",
+        "collected" => "SELECT count(*) FROM batches WHERE collected = 1",
+        other => panic!("no such record: {other}"),
+    };
+    invoices::journal_count(path, query) > 0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -692,4 +748,127 @@ async fn a_create_that_may_have_taken_effect_is_never_sent_again() {
     let stand = stand.lock().unwrap();
     assert_eq!(creates(&stand.log), 1, "the create is not repeated");
     assert_eq!(stand.batches.len(), 1, "the API made the batch once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_created_without_its_id_recorded_is_found_in_the_list_and_not_created_again() {
+    let path = temp_journal("intent-found");
+    // The API makes the batch, and the answer never arrives: the journal
+    // holds the intent, without an id.
+    let (base, stand) = stand_in(Stand { drop_create_answer: true, ..Stand::default() }).await;
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.failed.len(), 12, "this run cannot know: every document waits");
+    assert_eq!(invoices::journal_count(&path, "SELECT count(*) FROM batches WHERE id IS NULL"), 1);
+
+    // The next run finds it by its creation time and request count, and collects it.
+    stand.lock().unwrap().drop_create_answer = false;
+    let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(resumed.stats.valid(), 12, "{:?}", resumed.failed);
+    let stand = stand.lock().unwrap();
+    assert_eq!(creates(&stand.log), 2, "the first batch once, then the corrections");
+    assert_eq!(stand.batches[1].requests.len(), 4);
+    assert!(stand.log.iter().any(|l| l.starts_with("GET /v1/messages/batches?limit=")), "{:?}", stand.log);
+    assert_eq!(invoices::journal_count(&path, "SELECT count(*) FROM batches WHERE id = 'msgbatch_001'"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intent_the_api_does_not_list_stops_the_run_naming_it_until_it_is_forgotten() {
+    let path = temp_journal("intent-missing");
+    let (base, _) = stand_in(Stand { drop_create_answer: true, ..Stand::default() }).await;
+    batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+
+    // Another account (or the batch was deleted): nothing of that size is listed.
+    let (base, stand) = stand_in(Stand { first_id: 100, ..Stand::default() }).await;
+    stand.lock().unwrap().batches.push(Held {
+        id: "msgbatch_other".into(),
+        requests: vec![("x".into(), json!({}))],
+        bytes: 0,
+        polls: 0,
+        canceled: false,
+        created_at: now_rfc3339(),
+    });
+    let err = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.contains("creating a message batch of 12 requests (documents inv-00, inv-01, inv-02, ...)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("may exist all the same") && said.contains("Batches::forget_unconfirmed"),
+        "{said}"
+    );
+    assert_eq!(creates(&stand.lock().unwrap().log), 0, "nothing is created while the intent is unresolved");
+
+    // Once forgotten (after a look in the Console), the next run sends its documents again.
+    assert_eq!(batches(&base).journal(&path).unwrap().forget_unconfirmed::<Invoice>().await.unwrap(), 1);
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.stats.valid(), 12, "{:?}", report.failed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_without_not_found_error_is_a_transport_error_and_nothing_is_resent() {
+    let path = temp_journal("foreign-404");
+    let (base, stand) = stand_in(Stand { polls_in_progress: usize::MAX, ..Stand::default() }).await;
+    stop_once_a_batch_is_journalled(&base, &path).await;
+    stand.lock().unwrap().foreign_404 = true;
+
+    let report = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(report.failed.len(), 12, "{:?}", report.outcomes.keys());
+    let said = report.failed["inv-00"].to_string();
+    assert!(matches!(report.failed["inv-00"].root(), Error::Transport(_)), "{said}");
+    assert!(said.contains("not the API's not_found_error"), "{said}");
+    assert_eq!(creates(&stand.lock().unwrap().log), 1, "nothing is resent");
+    assert!(!journal_has(&path, "collected"), "the batch stays open for a later run");
+
+    // Once the API answers again, the batch is re-attached.
+    {
+        let mut stand = stand.lock().unwrap();
+        stand.foreign_404 = false;
+        stand.polls_in_progress = 0;
+    }
+    let resumed = batches(&base).journal(&path).unwrap().run::<Invoice>(documents()).await.unwrap();
+    assert_eq!(resumed.stats.valid(), 12, "{:?}", resumed.failed);
+}
+
+/// The child of the disk-fills-after-create test: a batch run on a journal
+/// in the small tmpfs the parent mounted, against a stand-in that fills that
+/// filesystem when it creates the batch. Does nothing as an ordinary test.
+#[test]
+fn child_process_batches_on_a_disk_that_fills() {
+    let Ok(dir) = std::env::var("EXTRACT_FULL_DISK_DIR") else { return };
+    let dir = PathBuf::from(dir);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let (base, stand) =
+            stand_in(Stand { fill_disk_on_create: Some(dir.clone()), ..Stand::default() }).await;
+        let err = batches(&base)
+            .journal(dir.join("run.db"))
+            .unwrap()
+            .run::<Invoice>(documents())
+            .await
+            .unwrap_err();
+        let said = err.to_string();
+        let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>()).unwrap();
+        assert_eq!(cause.kind(), std::io::ErrorKind::StorageFull, "{err:?}");
+        assert!(
+            said.contains(
+                "the message batch msgbatch_001 was created, and cancelled since its id could not be recorded"
+            ),
+            "{said}"
+        );
+        let stand = stand.lock().unwrap();
+        assert_eq!(creates(&stand.log), 1);
+        assert!(
+            stand.batches[0].canceled,
+            "the batch the journal could not record is cancelled: {:?}",
+            stand.log
+        );
+        println!("CHILD-OK {said}");
+    });
+}
+
+#[test]
+fn a_journal_failure_right_after_a_create_cancels_that_batch() {
+    let dir = temp_journal("disk-fills").parent().unwrap().to_path_buf();
+    crate::journal::in_a_small_tmpfs(&dir, "1m", "batches::child_process_batches_on_a_disk_that_fills");
 }

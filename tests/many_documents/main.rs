@@ -2,10 +2,13 @@
 //! real child process is killed mid-run) and `Batches` against a stand-in of
 //! the Message Batches API on 127.0.0.1 (rounds, resends, re-attaching a batch
 //! after a kill). The kill tests re-run this binary as the child, filtered to
-//! one test by its full name (`bulk::child_process_bulk_run`).
+//! one test by its full name (`bulk::child_process_bulk_run`); the journal's
+//! tests refuse what is not a journal without touching it, and fill a real
+//! (tmpfs) filesystem under a run.
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod batches;
 mod bulk;
+mod journal;

@@ -30,14 +30,27 @@ pub fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
 pub fn temp_journal(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("extract-{suite}-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("run.journal");
-    let _ = std::fs::remove_file(&path);
+    let path = dir.join("run.db");
+    for leftover in ["run.db", "run.db-wal", "run.db-shm", "run.db.lock"] {
+        let _ = std::fs::remove_file(dir.join(leftover));
+    }
     path
 }
 
-/// The replies a journal holds: its `call` records (tool calls) and its
-/// `reply` records (any other answer).
+/// The replies a journal holds (0 when there is no journal yet), read as
+/// the `sqlite3` shell would, without the run's lock.
 pub fn journal_replies(path: &Path) -> usize {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.matches("\"record\":\"call\"").count() + text.matches("\"record\":\"reply\"").count()
+    journal_count(path, "SELECT count(*) FROM replies")
+}
+
+/// The number `query` (a `SELECT count(*)`) gives on the journal at `path`;
+/// 0 when there is no journal yet.
+pub fn journal_count(path: &Path, query: &str) -> usize {
+    if !path.exists() {
+        return 0;
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let Ok(db) = rusqlite::Connection::open_with_flags(path, flags) else { return 0 };
+    let _ = db.busy_timeout(std::time::Duration::from_secs(5));
+    db.query_row(query, [], |row| row.get::<_, i64>(0)).map_or(0, |n| n as usize)
 }

@@ -10,7 +10,6 @@
 //! needing a correction goes into round k+1.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -23,10 +22,12 @@ use tracing::{info, warn};
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
-use crate::drive::bulk::{ProgressCallback, Tally, begin_run, journal_path, with_review};
+use crate::drive::bulk::{Begun, ProgressCallback, Tally, begin_run, with_review};
 use crate::drive::http::transport::{Failure, Repeat};
-use crate::drive::journal::{Journal, Recorded};
-use crate::{BulkReport, Document, Error, Extractable, Extractor, Next, Outcome, Progress, Retries, Run};
+use crate::drive::journal::{Intent, Recorded, Store};
+use crate::{
+    BulkReport, Document, Error, Extractable, Extractor, Journal, Next, Outcome, Progress, Retries, Run,
+};
 
 /// The most requests the API takes in one message batch.
 pub const MAX_BATCH_REQUESTS: usize = 100_000;
@@ -69,7 +70,7 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let report = Batches::new(Client::from_env()?)
 ///     .retries(Retries::new(2)?)
-///     .journal("runs/march-batch.journal")?
+///     .journal("runs/march-batch.db")?
 ///     .poll_interval(Duration::from_secs(60))
 ///     .run::<Total>([Document::text("Total: 12.50").with_id("inv-1")])
 ///     .await?;
@@ -80,7 +81,7 @@ pub struct Batches {
     /// The client and every setting of a run: retries, instructions, token
     /// budget, trace content.
     extractor: Extractor<Client>,
-    journal: Option<PathBuf>,
+    journal: Option<Journal>,
     poll_interval: Duration,
     max_requests: usize,
     max_bytes: usize,
@@ -121,13 +122,15 @@ impl Batches {
         self
     }
 
-    /// The journal that makes the run durable and resumable (the same path
-    /// again resumes; one run at a time: a run locks it). `Err` only for an
+    /// The journal that makes the run durable and resumable: a path
+    /// (`"runs/march-batch.db"`) is an SQLite database; the same journal
+    /// again resumes; one run at a time: a run locks it. `Err` only for an
     /// empty path. Without one, a run that stops (killed, or a batch that
     /// cannot be polled) cannot find its batches again, though the API goes
-    /// on processing them.
-    pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Batches, Error> {
-        self.journal = Some(journal_path(path)?);
+    /// on processing them. The intent to create each batch is committed
+    /// before the create call, and its id as soon as the API answers.
+    pub fn journal(mut self, journal: impl Into<Journal>) -> Result<Batches, Error> {
+        self.journal = Some(journal.into().checked()?);
         Ok(self)
     }
 
@@ -166,7 +169,10 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
-        let (documents, journal, mut recorded) = begin_run::<T>(documents, self.journal.as_deref())?;
+        let begun =
+            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
+        let Begun { documents, contents, journal, mut recorded } = begun;
+        let asked_again = recorded.asked_again.len();
         let mut state = State {
             entries: Vec::with_capacity(documents.len()),
             index: BTreeMap::new(),
@@ -176,8 +182,8 @@ impl Batches {
             forced_refused: self.client().forced_refused.clone(),
             forced: BTreeSet::new(),
         };
-        for document in documents {
-            let entry = self.entry::<T>(document, &mut recorded);
+        for (document, content) in documents.into_iter().zip(contents) {
+            let entry = self.entry::<T>(document, content, &mut recorded);
             state.index.insert(entry.id.clone(), state.entries.len());
             if let Some(result) = &entry.result {
                 state.tally.finished(&entry.id, result).deliver();
@@ -185,6 +191,13 @@ impl Batches {
             state.entries.push(entry);
         }
 
+        // A batch an earlier run was about to create, whose id it never
+        // recorded, is looked for among the API's batches before anything
+        // else is sent: found, it is collected; not found, the run stops.
+        for intent in std::mem::take(&mut recorded.intents) {
+            let batch = self.find_intended(&state, &intent).await?;
+            recorded.open_batches.push((batch, intent.documents));
+        }
         // A batch an earlier run created and did not collect is collected
         // first (sent with the choice this client makes now, as far as it knows).
         for (batch, documents) in std::mem::take(&mut recorded.open_batches) {
@@ -205,15 +218,37 @@ impl Batches {
             info!(target: "extract", round, documents = pending.len(), "sending a round of message batches");
             let mut created = Vec::new();
             let forced = self.client().forces_tool_choice();
-            for chunk in self.requests(&mut state, &pending)? {
+            for chunk in self.requests(&mut state, &pending).await? {
                 let documents: Vec<(String, u32)> = chunk
                     .members
                     .iter()
                     .map(|&i| (state.entries[i].id.clone(), state.entries[i].run.attempt()))
                     .collect();
+                // The intent is committed before the create call: a run
+                // killed in between finds its batch again, or says so.
+                let intent = match &state.journal {
+                    Some(journal) => {
+                        let listed = chunk
+                            .members
+                            .iter()
+                            .map(|&i| {
+                                let entry = &state.entries[i];
+                                (entry.id.clone(), entry.run.attempt(), entry.content.clone())
+                            })
+                            .collect();
+                        Some(journal.intent(unix_now(), listed).await?)
+                    }
+                    None => None,
+                };
                 match self.create(chunk.body).await {
                     Ok(batch) => {
-                        state.journal(|j| j.batch_created(&batch, &documents))?;
+                        if let (Some(journal), Some(intent)) = (&state.journal, intent)
+                            && let Err(error) = journal.batch_created(intent, &batch).await
+                        {
+                            // Its id could not be recorded: the batch is cancelled
+                            // rather than left to be billed unknown to the journal.
+                            return Err(self.cancel_unrecorded(&batch, error).await);
+                        }
                         if forced {
                             state.forced.insert(batch.clone());
                         }
@@ -228,8 +263,14 @@ impl Batches {
                             )),
                             error => error,
                         };
+                        if let (Some(journal), Some(intent), false) =
+                            (&state.journal, intent, matches!(error, Error::Transport(_)))
+                        {
+                            // The API answered: no batch was made.
+                            journal.abandon(intent).await?;
+                        }
                         for (id, _) in &documents {
-                            state.fail(id, error.clone(), None)?;
+                            state.fail(id, error.clone(), None).await?;
                         }
                     }
                 }
@@ -242,15 +283,128 @@ impl Batches {
             let result = entry.result.expect("every document ends with a result");
             (entry.id, result)
         });
-        Ok(BulkReport::from_results(results))
+        let mut report = BulkReport::from_results(results);
+        report.asked_again = asked_again;
+        Ok(report)
+    }
+
+    /// Cancels `batch`, made but not recorded because the journal failed
+    /// with `error`; the error to end the run with, saying what happened.
+    async fn cancel_unrecorded(&self, batch: &str, error: Error) -> Error {
+        let path = format!("/v1/messages/batches/{batch}/cancel");
+        let cancelled = self
+            .client()
+            .transport
+            .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
+            .await;
+        let said = match cancelled {
+            Ok(_) => format!(
+                "the message batch {batch} was created, and cancelled since its id could not be recorded"
+            ),
+            Err(failure) => format!(
+                "the message batch {batch} was created, its id could not be recorded, and cancelling it failed \
+                 ({}): cancel it in the Console",
+                Error::from(failure)
+            ),
+        };
+        match error {
+            Error::Io { context, source } => Error::Io { context: format!("{context}; {said}"), source },
+            other => Error::config(format!("{other}; {said}")),
+        }
+    }
+
+    /// The batch an earlier run meant to create with `intent`, found among
+    /// the API's batches by its creation time and request count; `Err`
+    /// naming what may exist and how to go on when there is not exactly one.
+    async fn find_intended<T: Extractable + Send + 'static>(
+        &self,
+        state: &State<T>,
+        intent: &Intent,
+    ) -> Result<String, Error> {
+        // Created after the intent was committed, within the create call's
+        // time (with a margin for the clocks).
+        let window = (intent.created_at - 300)..=(intent.created_at + 3600);
+        let mut found = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let mut path = "/v1/messages/batches?limit=100".to_string();
+            if let Some(after) = &after {
+                path.push_str(&format!("&after_id={after}"));
+            }
+            let answer = self
+                .client()
+                .transport
+                .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
+                .await?;
+            let page: BatchList = serde_json::from_slice(&answer).map_err(|e| {
+                Error::invalid_response(format!(
+                    "the list of message batches is not what the API documents: {e}"
+                ))
+            })?;
+            let mut older = false;
+            for batch in &page.data {
+                let Some(created) = batch.created_at.as_deref().and_then(unix_seconds) else { continue };
+                older |= created < *window.start();
+                if window.contains(&created) && batch.request_counts.total() == intent.requests {
+                    found.push(batch.id.clone());
+                }
+            }
+            // Newest first: once a page reaches before the window, the rest does too.
+            if !page.has_more || older || page.last_id.is_none() {
+                break;
+            }
+            after = page.last_id;
+        }
+        let when = rfc3339(intent.created_at);
+        let shown = self
+            .journal
+            .as_ref()
+            .and_then(Journal::path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if let [batch] = found.as_slice() {
+            info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
+            if let Some(journal) = &state.journal {
+                journal.batch_created(intent.number, batch).await?;
+            }
+            return Ok(batch.clone());
+        }
+        let first: Vec<&str> = intent.documents.iter().take(3).map(|(id, _)| id.as_str()).collect();
+        let which = if found.is_empty() {
+            "the API lists no batch of that size created then".to_string()
+        } else {
+            format!("the API lists {} that could be it: {}", found.len(), found.join(", "))
+        };
+        Err(Error::config(format!(
+            "journal {shown}: an earlier run was creating a message batch of {} requests (documents {}{}) at {when} \
+             and stopped before the API's answer was recorded; {which}. A batch may exist all the same and \
+             be billed: look in the Console for batches created around {when}, cancel any you do not want, \
+             then call Batches::forget_unconfirmed (its documents are sent again by the next run)",
+            intent.requests,
+            first.join(", "),
+            if intent.documents.len() > 3 { ", ..." } else { "" },
+        )))
+    }
+
+    /// Forgets the batches an earlier run was creating when it stopped
+    /// without recording the API's answer (after a run stopped with an
+    /// error saying so, and you looked in the Console): the next run sends
+    /// their documents again. Returns how many were forgotten.
+    pub async fn forget_unconfirmed<T: Extractable>(&self) -> Result<usize, Error> {
+        let journal = self.journal.as_ref().ok_or_else(|| Error::config("forgetting needs a journal"))?;
+        let (store, recorded) = Store::open_for_run(journal, &T::tool(), Vec::new()).await?;
+        for intent in &recorded.intents {
+            store.abandon(intent.number).await?;
+        }
+        Ok(recorded.intents.len())
     }
 
     /// Cancels every batch the journal holds as created and not collected,
     /// and returns their ids. A later [`run`](Batches::run) on the journal
     /// collects them (their canceled requests are sent again).
     pub async fn cancel<T: Extractable>(&self) -> Result<Vec<String>, Error> {
-        let path = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
-        let (_, recorded) = Journal::open(path, &T::tool())?;
+        let journal = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
+        let (_, recorded) = Store::open_for_reading(journal, &T::tool(), Vec::new()).await?;
         let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
         for (batch, _) in recorded.open_batches {
             let path = format!("/v1/messages/batches/{batch}/cancel");
@@ -279,6 +433,7 @@ impl Batches {
     fn entry<T: Extractable + Send + 'static>(
         &self,
         document: Document,
+        content: String,
         recorded: &mut Recorded,
     ) -> Entry<T> {
         let id = document.id().into_owned();
@@ -298,12 +453,12 @@ impl Batches {
         if let Some(problem) = problem {
             result = Some(Err(Error::config(problem)));
         }
-        Entry { id, text, run, review, resends, result }
+        Entry { id, content, text, run, review, resends, result }
     }
 
     /// The requests of one round, split into batch bodies by the limits. A
     /// document whose request cannot be built is failed.
-    fn requests<T: Extractable + Send + 'static>(
+    async fn requests<T: Extractable + Send + 'static>(
         &self,
         state: &mut State<T>,
         pending: &[usize],
@@ -338,7 +493,7 @@ impl Batches {
                 Ok(line) => line,
                 Err(error) => {
                     let id = entry.id.clone();
-                    state.fail(&id, error, None)?;
+                    state.fail(&id, error, None).await?;
                     continue;
                 }
             };
@@ -390,20 +545,29 @@ impl Batches {
     ) -> Result<(), Error> {
         let ended = match self.wait_for(batch).await {
             Ok(ended) => ended,
-            Err(Error::Api { status: 404, message, .. }) => {
+            // Gone only when the API says so: any other 404 (a proxy, a
+            // wrong base URL) is a transport error, and nothing is resent.
+            Err(Error::Api { status: 404, error_type, message, .. }) if error_type == "not_found_error" => {
                 // The API no longer has it (results are kept 29 days): its
                 // documents are sent again, and the journal forgets it.
                 warn!(target: "extract", %batch, %message, "the message batch is gone; its documents are sent again");
                 for id in state.unhandled(batch, documents) {
-                    state.resend(&id, batch, "the API no longer has its batch", true)?;
+                    state.resend(&id, batch, "the API no longer has its batch", true).await?;
                 }
-                return state.journal(|j| j.collected(batch));
+                return state.collected(batch).await;
             }
             Err(error) => {
+                let error = match error {
+                    Error::Api { status: 404, error_type, message, .. } => Error::transport(format!(
+                        "polling the message batch {batch} got a 404 that is not the API's not_found_error \
+                         ({error_type}: {message}); the batch is kept in the journal for a later run"
+                    )),
+                    error => error,
+                };
                 // The batch stays open in the journal: a later run re-attaches it.
                 for (id, attempt) in documents {
                     if state.awaits(id, *attempt) {
-                        state.fail(id, error.clone(), None)?;
+                        state.fail(id, error.clone(), None).await?;
                     }
                 }
                 return Ok(());
@@ -416,25 +580,34 @@ impl Batches {
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
-        let mut handle = |line: &[u8]| -> Result<(), Failure> {
-            state.result(batch, &attempts, &tool, line).map_err(|e| Failure::Abort(Box::new(e)))
+        // The lines are handled (and journalled, off the async threads) as
+        // they arrive, while the rest of the file is read.
+        let (lines, mut arriving) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let fetch = async move {
+            let mut handle = |line: &[u8]| -> Result<(), Failure> {
+                let _ = lines.send(line.to_vec());
+                Ok(())
+            };
+            Ok::<_, Error>(self.client().transport.get_lines(&path, response::api_error, &mut handle).await)
         };
-        let fetched = self.client().transport.get_lines(&path, response::api_error, &mut handle).await;
-        match fetched {
-            Err(Failure::Abort(error)) => return Err(*error),
-            Err(failure) => {
-                let error = Error::from(failure);
-                for id in state.unhandled(batch, documents) {
-                    state.fail(&id, error.clone(), None)?;
-                }
-                return Ok(());
+        let handle = async {
+            while let Some(line) = arriving.recv().await {
+                state.result(batch, &attempts, &tool, &line).await?;
             }
-            Ok(()) => {}
+            Ok::<_, Error>(())
+        };
+        let (fetched, ()) = tokio::try_join!(fetch, handle)?;
+        if let Err(failure) = fetched {
+            let error = Error::from(failure);
+            for id in state.unhandled(batch, documents) {
+                state.fail(&id, error.clone(), None).await?;
+            }
+            return Ok(());
         }
         for id in state.unhandled(batch, documents) {
-            state.resend(&id, batch, "the results file holds no result for it", true)?;
+            state.resend(&id, batch, "the results file holds no result for it", true).await?;
         }
-        state.journal(|j| j.collected(batch))
+        state.collected(batch).await
     }
 
     /// Polls `batch` until its `processing_status` is `ended`.
@@ -501,6 +674,8 @@ struct Chunk {
 /// One document of the run.
 struct Entry<T> {
     id: String,
+    /// The digest of its content, under the run's tool and instructions.
+    content: String,
     /// Its searchable text, for a reviewer's fix.
     text: String,
     run: Run<T>,
@@ -517,7 +692,7 @@ struct State<T> {
     index: BTreeMap<String, usize>,
     /// (batch id, document id) of every result handled, this run or an earlier one.
     handled: BTreeSet<(String, String)>,
-    journal: Option<Journal>,
+    journal: Option<Store>,
     tally: Tally,
     /// The client's memory that its model refused a forced tool choice.
     forced_refused: Arc<AtomicBool>,
@@ -546,7 +721,7 @@ impl<T: Extractable + Send + 'static> State<T> {
     }
 
     /// Hands one line of `batch`'s results file to its document.
-    fn result(
+    async fn result(
         &mut self,
         batch: &str,
         attempts: &BTreeMap<&str, u32>,
@@ -577,8 +752,8 @@ impl<T: Extractable + Send + 'static> State<T> {
             BatchResult::Succeeded { message } => {
                 let bytes = serde_json::to_vec(&message).unwrap_or_default();
                 match response::reply(&bytes, tool) {
-                    Ok(reply) => self.reply(&id, batch, reply),
-                    Err(error) => self.fail(&id, error, Some(batch)),
+                    Ok(reply) => self.reply(&id, batch, reply).await,
+                    Err(error) => self.fail(&id, error, Some(batch)).await,
                 }
             }
             BatchResult::Errored { error } => {
@@ -597,37 +772,44 @@ impl<T: Extractable + Send + 'static> State<T> {
                     self.forced_refused.store(true, Ordering::Relaxed);
                     // As the client does: the next round asks with `auto` and the strict tool.
                     warn!(target: "extract", api_message = %message, "the model refused a forced tool_choice; the next batches send tool_choice auto with a strict tool");
-                    self.resend(&id, batch, "the model refused a forced tool_choice", false)
+                    self.resend(&id, batch, "the model refused a forced tool_choice", false).await
                 } else if TRANSIENT.contains(&error_type.as_str()) {
-                    self.resend(&id, batch, &format!("errored: {error_type}: {message}"), true)
+                    self.resend(&id, batch, &format!("errored: {error_type}: {message}"), true).await
                 } else {
-                    self.fail(&id, Error::api(status_of(&error_type), error_type, message, None), Some(batch))
+                    let error = Error::api(status_of(&error_type), error_type, message, None);
+                    self.fail(&id, error, Some(batch)).await
                 }
             }
-            BatchResult::Expired => self.resend(&id, batch, "expired", true),
-            BatchResult::Canceled => self.resend(&id, batch, "canceled", true),
-            BatchResult::Unknown => self.fail(
-                &id,
-                Error::invalid_response(
+            BatchResult::Expired => self.resend(&id, batch, "expired", true).await,
+            BatchResult::Canceled => self.resend(&id, batch, "canceled", true).await,
+            BatchResult::Unknown => {
+                let error = Error::invalid_response(
                     "the results file holds a result of a type this client does not know",
-                ),
-                Some(batch),
-            ),
+                );
+                self.fail(&id, error, Some(batch)).await
+            }
         }
     }
 
-    /// A reply for `id`: journalled, then judged by its run.
-    fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
+    /// A reply for `id`: judged by its run, and committed to the journal
+    /// (with the outcome it ended the run with) before the run acts on it.
+    async fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
         let i = self.index[id];
         let entry = &mut self.entries[i];
         // Serialized before the policy takes the reply, written once it has judged it.
-        let line = match &self.journal {
-            Some(_) => Some(Journal::reply_line(id, entry.run.prompt(), &reply, Some(batch))?),
+        let record = match &self.journal {
+            Some(_) => {
+                Some(Store::reply_record(id, &entry.content, entry.run.prompt(), &reply, Some(batch))?)
+            }
             None => None,
         };
         let next = entry.run.on_reply(reply);
-        if let (Some(journal), Some(line)) = (&self.journal, line) {
-            journal.append_reply(line, matches!(next, Next::Done(_)))?;
+        if let (Some(journal), Some(record)) = (&self.journal, record) {
+            let outcome = match &next {
+                Next::Done(outcome) => Some(outcome),
+                Next::Call(_) => None,
+            };
+            journal.reply(record, outcome).await?;
         }
         self.handled.insert((batch.to_string(), id.to_string()));
         let entry = &mut self.entries[i];
@@ -643,24 +825,29 @@ impl<T: Extractable + Send + 'static> State<T> {
     /// `id`'s current attempt goes into the next batch again, or, past
     /// [`MAX_RESENDS`] `counted` resends, the document fails. A resend that
     /// is not `counted` (the client's own switch of tool choice) is free.
-    fn resend(&mut self, id: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
+    async fn resend(&mut self, id: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         let i = self.index[id];
         if counted && self.entries[i].resends >= MAX_RESENDS {
             let error = Error::transport(format!(
                 "the Message Batches API gave no usable result for attempt {} after {MAX_RESENDS} resends; the last: {reason}",
                 self.entries[i].run.attempt()
             ));
-            return self.fail(id, error, Some(batch));
+            return self.fail(id, error, Some(batch)).await;
         }
-        self.journal(|j| j.resent(id, batch, reason, counted))?;
+        if let Some(journal) = &self.journal {
+            journal.resent(id, batch, reason, counted).await?;
+        }
         self.handled.insert((batch.to_string(), id.to_string()));
         self.entries[i].resends += u32::from(counted);
         Ok(())
     }
 
     /// `id` fails with `error` (a resumed run tries it again).
-    fn fail(&mut self, id: &str, error: Error, batch: Option<&str>) -> Result<(), Error> {
-        self.journal(|j| j.failed(id, &error, batch))?;
+    async fn fail(&mut self, id: &str, error: Error, batch: Option<&str>) -> Result<(), Error> {
+        if let Some(journal) = &self.journal {
+            let content = &self.entries[self.index[id]].content;
+            journal.failed(id, content, &error, batch).await?;
+        }
         if let Some(batch) = batch {
             self.handled.insert((batch.to_string(), id.to_string()));
         }
@@ -672,10 +859,10 @@ impl<T: Extractable + Send + 'static> State<T> {
         Ok(())
     }
 
-    /// Appends to the journal, when there is one.
-    fn journal(&mut self, write: impl FnOnce(&mut Journal) -> Result<(), Error>) -> Result<(), Error> {
-        match &mut self.journal {
-            Some(journal) => write(journal),
+    /// Records that every result of `batch` has been handled, when there is a journal.
+    async fn collected(&self, batch: &str) -> Result<(), Error> {
+        match &self.journal {
+            Some(journal) => journal.collected(batch).await,
             None => Ok(()),
         }
     }
@@ -726,6 +913,101 @@ fn parse_batch(body: &[u8]) -> Result<BatchObject, Error> {
     })
 }
 
+/// A page of the list of message batches (newest first).
+#[derive(Debug, Deserialize)]
+struct BatchList {
+    data: Vec<ListedBatch>,
+    #[serde(default)]
+    has_more: bool,
+    #[serde(default)]
+    last_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ListedBatch {
+    id: String,
+    #[serde(default)]
+    created_at: Option<String>,
+    #[serde(default)]
+    request_counts: RequestCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RequestCounts {
+    #[serde(default)]
+    processing: u64,
+    #[serde(default)]
+    succeeded: u64,
+    #[serde(default)]
+    errored: u64,
+    #[serde(default)]
+    canceled: u64,
+    #[serde(default)]
+    expired: u64,
+}
+
+impl RequestCounts {
+    fn total(&self) -> u64 {
+        self.processing + self.succeeded + self.errored + self.canceled + self.expired
+    }
+}
+
+/// Now, in unix seconds.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// An RFC 3339 time as the API writes it (`2026-12-01T10:00:00.123456Z`,
+/// or with an offset), in unix seconds.
+fn unix_seconds(text: &str) -> Option<i64> {
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let rest = text.get(19..)?.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = match rest {
+        "Z" | "z" | "" => 0,
+        _ => {
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            let hours = rest.get(1..3)?.parse::<i64>().ok()?;
+            let minutes = rest.get(4..6)?.parse::<i64>().ok()?;
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
+}
+
+/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let of_era = year - era * 400;
+    let of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let of_cycle = of_era * 365 + of_era / 4 - of_era / 100 + of_year;
+    era * 146_097 + of_cycle - 719_468
+}
+
+/// Unix seconds as an RFC 3339 time in UTC.
+fn rfc3339(seconds: i64) -> String {
+    let (days, of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let of_era = z - era * 146_097;
+    let year_of_era = (of_era - of_era / 1460 + of_era / 36_524 - of_era / 146_096) / 365;
+    let of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * of_year + 2) / 153;
+    let day = of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
 /// One line of a results file.
 #[derive(Deserialize)]
 struct ResultLine {
@@ -768,6 +1050,18 @@ mod tests {
         assert_eq!(results_path("http://evil.example/x", base), None);
         assert_eq!(results_path("https://api.anthropic.com@evil.example/r", base), None);
         assert_eq!(results_path("https://api.anthropic.com.evil.example/r", base), None);
+    }
+
+    #[test]
+    fn times_read_and_written_as_the_api_writes_them() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_seconds("2026-12-01T10:00:00.123456Z"), Some(1_796_119_200));
+        assert_eq!(unix_seconds("2026-12-01T11:00:00+01:00"), Some(1_796_119_200));
+        assert_eq!(rfc3339(1_796_119_200), "2026-12-01T10:00:00Z");
+        for seconds in [0, 951_782_400, 1_709_164_800, 4_102_444_800] {
+            assert_eq!(unix_seconds(&rfc3339(seconds)), Some(seconds));
+        }
+        assert_eq!(unix_seconds("not a time"), None);
     }
 
     #[test]

@@ -2,10 +2,9 @@
 //! time, each outcome journalled as it finishes, and a [`BulkReport`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::journal::{Journal, Recorded};
+use super::journal::{self, Journal, Recorded, Store};
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
 
 /// Many documents through one extractor, `concurrency` at a time, with an
@@ -35,7 +34,7 @@ use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats}
 pub struct Bulk<M> {
     extractor: Arc<Extractor<M>>,
     concurrency: usize,
-    journal: Option<PathBuf>,
+    journal: Option<Journal>,
     progress: Option<ProgressCallback>,
 }
 
@@ -67,6 +66,10 @@ pub struct BulkReport<T> {
     pub failed: BTreeMap<String, Error>,
     /// Statistics over every outcome.
     pub stats: Stats,
+    /// How many documents the journal had replies for that were asked
+    /// again, because their content (or the run's tool or instructions)
+    /// changed since: their old replies are kept, and not replayed.
+    pub asked_again: usize,
 }
 
 impl<M: Model + 'static> Bulk<M> {
@@ -81,11 +84,12 @@ impl<M: Model + 'static> Bulk<M> {
         self
     }
 
-    /// The journal that makes the run durable and resumable: the same path
-    /// again resumes. Opened (and locked, one run at a time) when the run
-    /// starts; `Err` here only for a path that can never be a journal (empty).
-    pub fn journal(mut self, path: impl Into<PathBuf>) -> Result<Bulk<M>, Error> {
-        self.journal = Some(journal_path(path)?);
+    /// The journal that makes the run durable and resumable: a path
+    /// (`"runs/march.db"`) is an SQLite database, created if absent; the same
+    /// journal again resumes. Opened (and locked, one run at a time) when the
+    /// run starts; `Err` here only for a path that can never be a journal (empty).
+    pub fn journal(mut self, journal: impl Into<Journal>) -> Result<Bulk<M>, Error> {
+        self.journal = Some(journal.into().checked()?);
         Ok(self)
     }
 
@@ -101,21 +105,28 @@ impl<M: Model + 'static> Bulk<M> {
 
     /// Runs every document. `Err` only for the journal's I/O and for
     /// configuration (two documents with one id); a document's own failure
-    /// is in [`BulkReport::failed`].
+    /// is in [`BulkReport::failed`]. A journal that cannot be written ends
+    /// the run with `Err` after what was committed: no model call is made
+    /// after the failed write, and the reply it could not record is in the
+    /// error.
     pub async fn run<T>(&self, documents: impl IntoIterator<Item = Document>) -> Result<BulkReport<T>, Error>
     where
         T: Extractable + Send + 'static,
     {
-        let (documents, journal, mut recorded) = begin_run::<T>(documents, self.journal.as_deref())?;
+        let begun =
+            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
+        let Begun { documents, contents, journal, mut recorded } = begun;
         let total = documents.len();
+        let asked_again = recorded.asked_again.len();
         let jobs: Vec<Job> = documents
             .into_iter()
+            .zip(contents)
             .enumerate()
-            .map(|(index, document)| {
+            .map(|(index, (document, content))| {
                 let id = document.id().into_owned();
                 let replies = recorded.replies.remove(&id).unwrap_or_default();
                 let review = recorded.reviews.remove(&id);
-                Job { index, id, document, replies, review }
+                Job { index, id, content, document, replies, review }
             })
             .collect();
         // `concurrency` workers each take the next document when they finish
@@ -133,9 +144,8 @@ impl<M: Model + 'static> Bulk<M> {
                 // The lock is let go before the document is run.
                 while let Some(job) = { queue.lock().expect("no worker panics holding the queue").next() } {
                     let text = job.document.searchable_text().unwrap_or_default().to_string();
-                    let result =
-                        one::<M, T>(&extractor, &job.id, job.document, job.replies, journal.as_deref())
-                            .await?;
+                    let journal = journal.as_deref().map(|journal| (journal, job.content.as_str()));
+                    let result = one::<M, T>(&extractor, &job.id, job.document, job.replies, journal).await?;
                     let result = with_review(result, job.review, &text);
                     let pending =
                         tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&job.id, &result);
@@ -148,11 +158,21 @@ impl<M: Model + 'static> Bulk<M> {
         }
         let mut finished = Vec::with_capacity(total);
         while let Some(joined) = workers.join_next().await {
-            finished.extend(joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")))??);
+            let joined = joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")));
+            match joined.and_then(|worker| worker) {
+                Ok(done) => finished.extend(done),
+                Err(error) => {
+                    // The first failed write of the journal, which stopped the run.
+                    let failure = journal.as_deref().and_then(Store::failure);
+                    return Err(failure.unwrap_or(error));
+                }
+            }
         }
         // Statistics in the documents' order, so a run and its resumption agree.
         finished.sort_unstable_by_key(|(index, _, _)| *index);
-        Ok(BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result))))
+        let mut report = BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result)));
+        report.asked_again = asked_again;
+        Ok(report)
     }
 }
 
@@ -161,6 +181,8 @@ struct Job {
     /// Its place among the run's documents.
     index: usize,
     id: String,
+    /// The digest of its content, under the run's tool and instructions.
+    content: String,
     document: Document,
     replies: Vec<crate::Reply>,
     review: Option<serde_json::Value>,
@@ -171,8 +193,12 @@ impl<T> BulkReport<T> {
     pub(crate) fn from_results(
         results: impl IntoIterator<Item = (String, Result<Outcome<T>, Error>)>,
     ) -> BulkReport<T> {
-        let mut report =
-            BulkReport { outcomes: BTreeMap::new(), failed: BTreeMap::new(), stats: Stats::new() };
+        let mut report = BulkReport {
+            outcomes: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            stats: Stats::new(),
+            asked_again: 0,
+        };
         for (id, result) in results {
             match result {
                 Ok(outcome) => {
@@ -188,26 +214,39 @@ impl<T> BulkReport<T> {
     }
 }
 
-/// A driver's journal path, checked: an empty path can never be a journal.
-pub(crate) fn journal_path(path: impl Into<PathBuf>) -> Result<PathBuf, Error> {
-    let path = path.into();
-    if path.as_os_str().is_empty() {
-        return Err(Error::config("the journal path is empty"));
-    }
-    Ok(path)
+/// The start of a run over many documents, for both drivers.
+pub(crate) struct Begun {
+    /// The documents, their ids checked unique.
+    pub documents: Vec<Document>,
+    /// The digest of each one's content (in order), under the run's tool and instructions.
+    pub contents: Vec<String>,
+    /// The journal, open and locked, if the run has one.
+    pub journal: Option<Store>,
+    /// What an earlier run recorded of these documents, as they are now.
+    pub recorded: Recorded,
 }
 
-/// The start of a run over many documents, for both drivers: the
-/// documents, their ids checked unique, and the journal at `journal` (if
-/// any) opened, with what an earlier run recorded in it.
-pub(crate) fn begin_run<T: Extractable>(
+/// Begins a run: the documents' ids checked unique, their content digests,
+/// and the journal (if any) opened, with what an earlier run recorded.
+pub(crate) async fn begin_run<T: Extractable>(
     documents: impl IntoIterator<Item = Document>,
-    journal: Option<&Path>,
-) -> Result<(Vec<Document>, Option<Journal>, Recorded), Error> {
+    journal: Option<&Journal>,
+    instructions: Option<&str>,
+) -> Result<Begun, Error> {
     let documents: Vec<Document> = documents.into_iter().collect();
     unique_ids(&documents)?;
-    let (journal, recorded) = Journal::open_if_any(journal, &T::tool())?;
-    Ok((documents, journal, recorded))
+    let tool = T::tool();
+    let run = journal::run_digest(&tool, instructions);
+    let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
+    let (journal, recorded) = match journal {
+        Some(journal) => {
+            let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
+            let (store, recorded) = Store::open_for_run(journal, &tool, ids).await?;
+            (Some(store), recorded)
+        }
+        None => (None, Recorded::default()),
+    };
+    Ok(Begun { documents, contents, journal, recorded })
 }
 
 /// `Err` naming the first id two documents share.
@@ -300,13 +339,30 @@ impl PendingProgress {
 }
 
 impl<M: Model + 'static> Bulk<M> {
+    /// The journal opened to read, without the run's lock, with what it
+    /// recorded of `documents` as they are now; their content digests.
+    async fn reader<T: Extractable>(
+        &self,
+        documents: &[Document],
+        needed_for: &str,
+    ) -> Result<(Store, Recorded, Vec<String>), Error> {
+        let journal =
+            self.journal.as_ref().ok_or_else(|| Error::config(format!("{needed_for} needs a journal")))?;
+        let tool = T::tool();
+        let run = journal::run_digest(&tool, self.extractor.instructions_text());
+        let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
+        let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
+        let (store, recorded) = Store::open_for_reading(journal, &tool, ids).await?;
+        Ok((store, recorded, contents))
+    }
+
     /// The review queue: every escalated document of the journal's run, with
     /// its escalation (reason, partial result, fix hint), rebuilt from the
     /// recorded replies without calling the model (a document the run has
-    /// not finished is not listed, nor one a reviewer already fixed).
-    /// `documents` are the run's documents, for the validators. Like a
-    /// run, it needs the journal to itself: while a run has it open, this
-    /// is an error saying so.
+    /// not finished is not listed, nor one a reviewer already fixed, nor one
+    /// whose content changed since). `documents` are the run's documents,
+    /// for the validators. A reader: it takes no lock, so it works while a
+    /// run has the journal open.
     pub async fn escalations<T>(
         &self,
         documents: impl IntoIterator<Item = Document>,
@@ -314,8 +370,8 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let path = self.journal.as_ref().ok_or_else(|| Error::config("the review queue needs a journal"))?;
-        let (_, mut recorded) = Journal::open(path, &T::tool())?;
+        let documents: Vec<Document> = documents.into_iter().collect();
+        let (_, mut recorded, _) = self.reader::<T>(&documents, "the review queue").await?;
         let mut queue = Vec::new();
         for document in documents {
             let id = document.id().into_owned();
@@ -334,7 +390,8 @@ impl<M: Model + 'static> Bulk<M> {
     /// `document`, after holding it to all three layers ([`review`](crate::review)):
     /// the inner `Err` is the fix's violations, and then nothing is recorded.
     /// A later [`run`](Bulk::run) on the journal counts the document valid
-    /// and reviewed. While a run has the journal open, this is an error saying so.
+    /// and reviewed. One short transaction, without the run's lock: it can
+    /// be recorded while a run has the journal open.
     pub async fn record_review<T>(
         &self,
         document: Document,
@@ -343,8 +400,8 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let path = self.journal.as_ref().ok_or_else(|| Error::config("a review needs a journal"))?;
-        let (journal, mut recorded) = Journal::open(path, &T::tool())?;
+        let (journal, mut recorded, contents) =
+            self.reader::<T>(std::slice::from_ref(&document), "a review").await?;
         let id = document.id().into_owned();
         let text = document.searchable_text().unwrap_or_default().to_string();
         let replies = recorded.replies.remove(&id).unwrap_or_default();
@@ -356,7 +413,10 @@ impl<M: Model + 'static> Bulk<M> {
         };
         match crate::review::<T>(&escalation, &text, fix.clone()) {
             Ok(fixed) => {
-                journal.reviewed(&id, &fix)?;
+                let output = crate::run::review::patched(&escalation, fix.clone());
+                let outcome = Outcome::Valid(fixed);
+                journal.reviewed(&id, &contents[0], &fix, &outcome, output).await?;
+                let Outcome::Valid(fixed) = outcome else { unreachable!("built valid above") };
                 Ok(Ok(fixed))
             }
             Err(violations) => Ok(Err(violations)),
@@ -381,18 +441,27 @@ fn replay<T: Extractable + Send + 'static>(
 }
 
 /// One document: its recorded replies replayed, then the model, every new
-/// reply journalled before it is judged. The outer `Err` is the journal's.
+/// reply committed to the journal (with the content digest `journal`
+/// carries) before it is judged. The outer `Err` is the journal's: a write
+/// that failed stops the run.
 async fn one<M: Model, T: Extractable + Send + 'static>(
     extractor: &Extractor<M>,
     id: &str,
     document: Document,
     recorded: Vec<crate::Reply>,
-    journal: Option<&Journal>,
+    journal: Option<(&Store, &str)>,
 ) -> Result<Result<Outcome<T>, Error>, Error> {
     let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    let result = extractor.drive_recorded(run, recorded, journal.map(|journal| (journal, id))).await;
-    if let (Some(journal), Err(error)) = (journal, &result) {
-        journal.failed(id, error, None)?;
+    let result = extractor
+        .drive_recorded(run, recorded, journal.map(|(journal, content)| (journal, id, content)))
+        .await;
+    if let Some((journal, content)) = journal {
+        if let Some(failure) = journal.failure() {
+            return Err(failure);
+        }
+        if let Err(error) = &result {
+            journal.failed(id, content, error, None).await?;
+        }
     }
     Ok(result)
 }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::journal::Journal;
+use super::journal::Store;
 use crate::{Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
@@ -195,6 +195,11 @@ impl<M: Model> Extractor<M> {
         run.trace_content(self.trace_content)
     }
 
+    /// The caller's instructions, if any.
+    pub(crate) fn instructions_text(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
     async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
         self.drive_recorded(run, Vec::new(), None).await
     }
@@ -208,7 +213,7 @@ impl<M: Model> Extractor<M> {
         &self,
         mut run: Run<T>,
         recorded: Vec<Reply>,
-        journal: Option<(&Journal, &str)>,
+        journal: Option<(&Store, &str, &str)>,
     ) -> Result<Outcome<T>, Error> {
         let prompt = run.prompt();
         if let Some(problem) = prompt.document.problem() {
@@ -229,7 +234,14 @@ impl<M: Model> Extractor<M> {
             let mut prompt = run.prompt().clone();
             let mut recorded = recorded.into_iter();
             loop {
-                let (reply, new) = match recorded.next() {
+                let replayed = recorded.next();
+                // A journal that failed a write stops the run: no model call after it.
+                if replayed.is_none()
+                    && let Some(failure) = journal.and_then(|(journal, _, _)| journal.failure())
+                {
+                    return Err(failure);
+                }
+                let (reply, new) = match replayed {
                     Some(reply) => (reply, false),
                     None => match self.model.call(&prompt).await {
                         Ok(reply) => (reply, true),
@@ -239,13 +251,19 @@ impl<M: Model> Extractor<M> {
                 };
                 // The line is made from the reply before the policy takes it, and
                 // written with whether it ended the run before the run goes on.
-                let line = match journal {
-                    Some((_, id)) if new => Some(Journal::reply_line(id, &prompt, &reply, None)?),
+                let record = match journal {
+                    Some((_, id, content)) if new => {
+                        Some(Store::reply_record(id, content, &prompt, &reply, None)?)
+                    }
                     _ => None,
                 };
                 let next = run.on_reply(reply);
-                if let (Some(line), Some((journal, _))) = (line, journal) {
-                    journal.append_reply(line, matches!(next, Next::Done(_)))?;
+                if let (Some(record), Some((journal, _, _))) = (record, journal) {
+                    let outcome = match &next {
+                        Next::Done(outcome) => Some(outcome),
+                        Next::Call(_) => None,
+                    };
+                    journal.reply(record, outcome).await?;
                 }
                 match next {
                     Next::Call(next) => prompt = next,

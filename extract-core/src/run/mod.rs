@@ -11,7 +11,7 @@ mod outcome;
 mod policy;
 mod prompt;
 mod retries;
-mod review;
+pub(crate) mod review;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
@@ -25,4 +25,4 @@ pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt,
 pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};
-pub(crate) use stats::{ParetoRow, percent};
+pub(crate) use stats::{Facts, ParetoRow, percent};

@@ -43,15 +43,21 @@ pub fn review<T: Extractable>(
     document: &str,
     fix: Value,
 ) -> Result<Validated<T>, Violations> {
+    let output = patched(escalation, fix);
+    let (value, sources) = validate_document::<T>(&output, &Document::text(document))?;
+    let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
+    Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
+}
+
+/// `escalation`'s last output with `fix` merged into it: what a review validates.
+pub(crate) fn patched(escalation: &Escalation, fix: Value) -> Value {
     let mut output = match &escalation.last_output {
         // The last output was text (a refusal, unparsable input): the fix starts from nothing.
         Some(value @ Value::Object(_)) => value.clone(),
         _ => Value::Object(Map::new()),
     };
     merge_patch(&mut output, fix);
-    let (value, sources) = validate_document::<T>(&output, &Document::text(document))?;
-    let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
-    Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
+    output
 }
 
 /// RFC 7396, section 2: `patch` merged into `target`.

@@ -66,6 +66,46 @@ pub struct Stats {
     usage_by_attempt: BTreeMap<u32, Usage>,
 }
 
+/// What [`Stats`] counts of one outcome: enough to count it again without
+/// the outcome (a journal stores it beside the outcome's packet).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Facts {
+    pub attempts: u32,
+    pub usage: Usage,
+    /// `None` for a valid outcome.
+    pub reason: Option<Reason>,
+    pub reviewed: bool,
+    /// The usage of each attempt, by attempt number.
+    pub attempt_usage: Vec<(u32, Usage)>,
+    /// The fingerprints of each failed attempt, oldest first.
+    pub failed: Vec<BTreeSet<Fingerprint>>,
+}
+
+impl Facts {
+    pub(crate) fn of<T>(outcome: &Outcome<T>) -> Facts {
+        let prints =
+            |attempt: &FailedAttempt| attempt.violations.iter().map(Violation::fingerprint).collect();
+        match outcome {
+            Outcome::Valid(v) => Facts {
+                attempts: v.attempts(),
+                usage: v.usage(),
+                reason: None,
+                reviewed: v.reviewed(),
+                attempt_usage: (1..).zip(v.attempt_usage().iter().copied()).collect(),
+                failed: v.failed_attempts().iter().map(prints).collect(),
+            },
+            Outcome::Escalated(e) => Facts {
+                attempts: e.attempts(),
+                usage: e.usage,
+                reason: Some(e.reason),
+                reviewed: false,
+                attempt_usage: e.error_chain.iter().map(|a| (a.attempt, a.usage)).collect(),
+                failed: e.error_chain.iter().map(prints).collect(),
+            },
+        }
+    }
+}
+
 /// The fingerprint behind most failures, with what would fix it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dominant {
@@ -115,42 +155,35 @@ impl Stats {
 
     /// Adds one outcome.
     pub fn record<T>(&mut self, outcome: &Outcome<T>) {
-        self.extractions += 1;
-        *self.attempts.entry(outcome.attempts()).or_default() += 1;
-        self.usage += outcome.usage();
-        let failed = match outcome {
-            Outcome::Valid(v) => {
-                self.valid += 1;
-                if v.reviewed() {
-                    self.reviewed += 1;
-                }
-                if v.attempts() == 1 {
-                    self.first_attempt_valid += 1;
-                }
-                for (attempt, usage) in (1..).zip(v.attempt_usage()) {
-                    *self.usage_by_attempt.entry(attempt).or_default() += *usage;
-                }
-                v.failed_attempts()
-            }
-            Outcome::Escalated(e) => {
-                *self.escalations.entry(e.reason).or_default() += 1;
-                for attempt in &e.error_chain {
-                    *self.usage_by_attempt.entry(attempt.attempt).or_default() += attempt.usage;
-                }
-                &e.error_chain
-            }
-        };
-        for attempt in failed {
-            self.record_failed(attempt);
-        }
+        self.record_facts(&Facts::of(outcome));
     }
 
-    fn record_failed(&mut self, attempt: &FailedAttempt) {
-        self.failed_attempts += 1;
-        let fingerprints: BTreeSet<Fingerprint> =
-            attempt.violations.iter().map(Violation::fingerprint).collect();
-        for fingerprint in fingerprints {
-            *self.violations.entry(fingerprint).or_default() += 1;
+    /// Adds one outcome, from what [`record`](Stats::record) reads of it
+    /// (an outcome read back from a journal).
+    pub(crate) fn record_facts(&mut self, facts: &Facts) {
+        self.extractions += 1;
+        *self.attempts.entry(facts.attempts).or_default() += 1;
+        self.usage += facts.usage;
+        match facts.reason {
+            None => {
+                self.valid += 1;
+                if facts.reviewed {
+                    self.reviewed += 1;
+                }
+                if facts.attempts == 1 {
+                    self.first_attempt_valid += 1;
+                }
+            }
+            Some(reason) => *self.escalations.entry(reason).or_default() += 1,
+        }
+        for (attempt, usage) in &facts.attempt_usage {
+            *self.usage_by_attempt.entry(*attempt).or_default() += *usage;
+        }
+        for fingerprints in &facts.failed {
+            self.failed_attempts += 1;
+            for fingerprint in fingerprints {
+                *self.violations.entry(fingerprint.clone()).or_default() += 1;
+            }
         }
     }
 

@@ -93,8 +93,6 @@ pub(crate) enum Failure {
     Unsent(String),
     /// The answer was larger than the body limit.
     TooLarge(String),
-    /// The caller's line handler stopped the exchange; never retried.
-    Abort(Box<Error>),
 }
 
 impl fmt::Display for Failure {
@@ -106,7 +104,6 @@ impl fmt::Display for Failure {
             Failure::Transport(message) | Failure::Unsent(message) | Failure::TooLarge(message) => {
                 f.write_str(message)
             }
-            Failure::Abort(error) => error.fmt(f),
         }
     }
 }
@@ -119,7 +116,6 @@ impl From<Failure> for Error {
             }
             Failure::Transport(message) | Failure::Unsent(message) => Error::transport(message),
             Failure::TooLarge(message) => Error::invalid_response(message),
-            Failure::Abort(error) => *error,
         }
     }
 }
@@ -160,7 +156,7 @@ struct ErrorStatus {
 /// always be retried; anything else only when the request may be repeated.
 fn unanswered(failure: Failure, repeat: Repeat) -> Result<(Failure, Option<Duration>, bool), Failure> {
     match failure {
-        Failure::TooLarge(_) | Failure::Abort(_) => Err(failure),
+        Failure::TooLarge(_) => Err(failure),
         Failure::Unsent(_) => Ok((failure, None, true)),
         failure => Ok((failure, None, repeat == Repeat::Always)),
     }

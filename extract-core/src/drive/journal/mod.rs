@@ -1,0 +1,589 @@
+//! The journal: a run's durable memory, in a real database. [`Journal`]
+//! describes one (no I/O until a run opens it); [`Store`] is a journal a
+//! run has open, with an async interface whose SQLite work runs off the
+//! async threads; the SQL is all in [`sqlite`].
+//!
+//! What a journal holds for a run: its header (tool, schema digest, format
+//! version), its documents (id, content digest, state), every reply (with
+//! the attempt, the digest of the correction it answered, its batch), every
+//! outcome, transport failure, batch intent and id, resend and review. Each
+//! is committed durably before the run reports it or acts on it. Resuming
+//! replays a document's replies through a fresh `Run` (the policy is
+//! deterministic), so an outcome is always built again by the validators,
+//! never read from disk, and only while the digest of the document's
+//! content, the run's tool and its instructions still match.
+
+mod sqlite;
+mod stored;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::run::Facts;
+use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
+use sqlite::{Header, Sqlite};
+
+/// Where a run keeps its memory. Only a description: nothing is opened,
+/// created or locked until a run (or a reader) opens it.
+///
+/// A path (`&str`, `String`, `&Path`, `PathBuf`) converts into
+/// [`Journal::sqlite`], so `Bulk::new(extractor).journal("runs/march.db")?`
+/// is an SQLite journal.
+///
+/// ```
+/// use extract::Journal;
+/// assert_eq!(Journal::from("runs/march.db"), Journal::sqlite("runs/march.db"));
+/// assert!(!std::path::Path::new("runs/march.db").exists(), "no I/O until a run opens it");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Journal {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    Sqlite(PathBuf),
+}
+
+impl Journal {
+    /// An SQLite database at `path`, created by the first run on it (SQLite
+    /// is embedded and bundled: no server, no system library).
+    pub fn sqlite(path: impl Into<PathBuf>) -> Journal {
+        Journal { kind: Kind::Sqlite(path.into()) }
+    }
+
+    /// The database file, for a journal in SQLite.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.kind {
+            Kind::Sqlite(path) => Some(path),
+        }
+    }
+
+    /// `Err` for a journal that can never be opened (an empty path).
+    pub(crate) fn checked(self) -> Result<Journal, Error> {
+        match &self.kind {
+            Kind::Sqlite(path) if path.as_os_str().is_empty() => {
+                Err(Error::config("the journal path is empty"))
+            }
+            Kind::Sqlite(_) => Ok(self),
+        }
+    }
+
+    /// Writes the run the journal holds as JSON lines, one object per
+    /// document, in id order: `{"id", "outcome", "attempts", "usage",
+    /// "reviewed"}` for a document with an outcome (`outcome` is its packet;
+    /// a valid one without its `sources`), `{"id", "outcome": null,
+    /// "failure"}` for one that failed, `{"id", "outcome": null}` for one
+    /// not finished. For `jq` and spreadsheets; it takes no lock, so it can
+    /// read a journal a run has open. Returns the number of lines.
+    pub fn export_jsonl(&self, mut out: impl std::io::Write) -> Result<usize, Error> {
+        let path = self.path().expect("an SQLite journal");
+        let store = Sqlite::open_for_reading(path, None)?;
+        let rows = store.documents_with_outcomes()?;
+        let cannot = |e: std::io::Error| {
+            Error::io(format!("cannot write the export of journal {}", path.display()), e)
+        };
+        for row in &rows {
+            let line = match &row.outcome {
+                Some((packet, attempts, usage, reviewed)) => json!({
+                    "id": row.id, "outcome": packet, "attempts": attempts, "usage": usage, "reviewed": reviewed,
+                }),
+                None => match &row.failure {
+                    Some(failure) => json!({"id": row.id, "outcome": null, "failure": failure}),
+                    None => json!({"id": row.id, "outcome": null}),
+                },
+            };
+            serde_json::to_writer(&mut out, &line).map_err(|e| cannot(e.into()))?;
+            out.write_all(b"\n").map_err(cannot)?;
+        }
+        out.flush().map_err(cannot)?;
+        Ok(rows.len())
+    }
+}
+
+/// A run read back from its journal alone, after the run (or while it goes
+/// on): the statistics over every outcome recorded for the documents' current
+/// content, and every escalation with its document id, for a
+/// [`Report`](crate::Report) or a look at what failed.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JournalSummary {
+    /// Statistics over every recorded outcome, as the run's own `stats`.
+    pub stats: Stats,
+    /// Every escalated document (not reviewed since), in id order.
+    pub escalations: Vec<(String, Escalation)>,
+    /// The documents whose last attempt failed (transport), with the error's text.
+    pub failed: Vec<(String, String)>,
+    /// The documents without an outcome yet.
+    pub unfinished: Vec<String>,
+}
+
+impl Journal {
+    /// The run this journal holds, read from the journal alone (no
+    /// documents, no type, no model; no lock, so while a run goes on too):
+    /// its statistics and escalations, for the HTML report:
+    ///
+    /// ```no_run
+    /// let run = extract::Journal::sqlite("runs/march.db").summary()?;
+    /// let escalations = run.escalations.iter().map(|(id, e)| (id.as_str(), e));
+    /// let page = extract::Report::new(&run.stats).escalations(escalations).html();
+    /// std::fs::write("runs/march.html", page)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn summary(&self) -> Result<JournalSummary, Error> {
+        let path = self.path().expect("an SQLite journal");
+        let rows = Sqlite::open_for_reading(path, None)?.documents_with_outcomes()?;
+        let mut summary = JournalSummary {
+            stats: Stats::new(),
+            escalations: Vec::new(),
+            failed: Vec::new(),
+            unfinished: Vec::new(),
+        };
+        let unreadable = |id: &str| {
+            Error::config(format!(
+                "journal {}: the outcome of document {} does not read back",
+                path.display(),
+                crate::quote_prefix(id)
+            ))
+        };
+        for row in rows {
+            match (&row.outcome, row.failure) {
+                (Some((packet, ..)), _) => {
+                    let facts = stored::facts_from(&row.facts).ok_or_else(|| unreadable(&row.id))?;
+                    summary.stats.record_facts(&facts);
+                    if packet["status"] == "escalated" {
+                        let escalation =
+                            stored::escalation_from(packet).ok_or_else(|| unreadable(&row.id))?;
+                        summary.escalations.push((row.id, escalation));
+                    }
+                }
+                (None, Some(failure)) => summary.failed.push((row.id, failure)),
+                (None, None) => summary.unfinished.push(row.id),
+            }
+        }
+        Ok(summary)
+    }
+}
+
+impl From<PathBuf> for Journal {
+    fn from(path: PathBuf) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+impl From<&Path> for Journal {
+    fn from(path: &Path) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+impl From<&PathBuf> for Journal {
+    fn from(path: &PathBuf) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+impl From<String> for Journal {
+    fn from(path: String) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+impl From<&String> for Journal {
+    fn from(path: &String) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+impl From<&str> for Journal {
+    fn from(path: &str) -> Journal {
+        Journal::sqlite(path)
+    }
+}
+
+/// What an earlier run with the same journal did, by document id, for the
+/// documents whose content is unchanged.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    /// The replies each document got, oldest first.
+    pub replies: BTreeMap<String, Vec<Reply>>,
+    /// The reviewers' fixes, by document id (the last one counts).
+    pub reviews: BTreeMap<String, Value>,
+    /// The message batches created and not yet collected, oldest first,
+    /// each with its documents and their attempts.
+    pub open_batches: Vec<(String, Vec<(String, u32)>)>,
+    /// Batches about to be created when an earlier run stopped, whose id
+    /// the API never gave it.
+    pub intents: Vec<Intent>,
+    /// The results already handled, as (batch id, document id).
+    pub handled: BTreeSet<(String, String)>,
+    /// How many times each document's current attempt has been resent.
+    pub resends: BTreeMap<String, u32>,
+    /// Documents that had replies for another content (or tool, or
+    /// instructions), and none for this one: asked again.
+    pub asked_again: BTreeSet<String>,
+}
+
+/// The intent to create a message batch, recorded before the create call.
+#[derive(Debug, Clone)]
+pub(crate) struct Intent {
+    pub number: i64,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub requests: u64,
+    pub documents: Vec<(String, u32)>,
+}
+
+/// A reply, ready to be recorded: serialized before the policy takes it.
+pub(crate) struct ReplyRecord {
+    document: String,
+    content: String,
+    attempt: u32,
+    prompt: String,
+    batch: Option<String>,
+    reply: String,
+    /// The tool input, for a valid outcome's packet.
+    output: Option<Value>,
+}
+
+/// An outcome as the journal stores it.
+pub(crate) struct OutcomeRow {
+    content: String,
+    status: &'static str,
+    packet: String,
+    attempts: u32,
+    usage: String,
+    /// What the run's statistics count of it.
+    facts: String,
+}
+
+impl OutcomeRow {
+    /// The row of `outcome`, whose last output (for a valid one) is `output`.
+    fn new<T>(content: &str, outcome: &Outcome<T>, output: Option<Value>) -> OutcomeRow {
+        let (status, packet, usage) = match outcome {
+            Outcome::Valid(valid) => {
+                let mut packet = json!({"status": "ok", "output": output, "attempts": valid.attempts()});
+                if valid.reviewed() {
+                    packet["reviewed"] = json!(true);
+                }
+                ("ok", packet, valid.usage())
+            }
+            Outcome::Escalated(escalation) => {
+                ("escalated", serde_json::to_value(escalation).unwrap_or(Value::Null), escalation.usage)
+            }
+        };
+        OutcomeRow {
+            content: content.to_string(),
+            status,
+            packet: packet.to_string(),
+            attempts: outcome.attempts(),
+            usage: serde_json::to_string(&usage).unwrap_or_default(),
+            facts: stored::facts_json(&Facts::of(outcome)),
+        }
+    }
+}
+
+/// The digest journals use for a tool's schema, a prompt's correction and a
+/// document's content.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    hash[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The digest of what a run asks, whatever the document: its tool and its
+/// instructions.
+pub(crate) fn run_digest(tool: &Tool, instructions: Option<&str>) -> String {
+    let mut text = serde_json::to_string(tool).unwrap_or_default();
+    text.push('\0');
+    text.push_str(instructions.unwrap_or_default());
+    digest(text.as_bytes())
+}
+
+/// The digest of one document's content (text; a PDF's bytes and text
+/// layer) under the run digest `run`: a recorded reply is replayed only
+/// while it matches.
+pub(crate) fn content_digest(run: &str, document: &Document) -> String {
+    let mut hash = Sha256::new();
+    hash.update(run.as_bytes());
+    match document.content() {
+        Content::Text(text) => {
+            hash.update(b"\0text\0");
+            hash.update(text.as_bytes());
+        }
+        Content::Pdf { bytes, text_layer } => {
+            hash.update(b"\0pdf\0");
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(bytes);
+            if let Some(layer) = text_layer {
+                hash.update(b"\0layer\0");
+                hash.update(layer.as_bytes());
+            }
+        }
+    }
+    hash.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A journal a run has open (and locked), or a reader has open. Its
+/// methods are async: each runs its SQLite work on tokio's blocking
+/// threads, so a run works under a current-thread runtime too.
+pub(crate) struct Store {
+    db: Arc<Sqlite>,
+    /// The first write that failed: the run stops making model calls.
+    failure: Mutex<Option<Error>>,
+}
+
+impl Store {
+    /// Opens `journal` for a run of `tool`'s documents, whose ids and
+    /// content digests are `documents`; returns what earlier runs recorded
+    /// of them.
+    pub async fn open_for_run(
+        journal: &Journal,
+        tool: &Tool,
+        documents: Vec<(String, String)>,
+    ) -> Result<(Store, Recorded), Error> {
+        let path = journal.path().expect("an SQLite journal").to_path_buf();
+        let tool_name = tool.name.clone();
+        let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+        let (db, recorded) = blocking(move || {
+            let db = Sqlite::open_for_run(&path, &Header { tool: &tool_name, schema: &schema })?;
+            let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
+            let recorded = db.recorded(&contents)?;
+            db.documents(&documents)?;
+            Ok((db, recorded))
+        })
+        .await?;
+        Ok((Store { db: Arc::new(db), failure: Mutex::new(None) }, recorded))
+    }
+
+    /// Opens `journal` to read it (the review queue, reports), and to
+    /// record a review, without the run's lock.
+    pub async fn open_for_reading(
+        journal: &Journal,
+        tool: &Tool,
+        documents: Vec<(String, String)>,
+    ) -> Result<(Store, Recorded), Error> {
+        let path = journal.path().expect("an SQLite journal").to_path_buf();
+        let tool_name = tool.name.clone();
+        let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+        let (db, recorded) = blocking(move || {
+            let db = Sqlite::open_for_reading(&path, Some(&Header { tool: &tool_name, schema: &schema }))?;
+            let contents: BTreeMap<String, String> = documents.into_iter().collect();
+            let recorded = db.recorded(&contents)?;
+            Ok((db, recorded))
+        })
+        .await?;
+        Ok((Store { db: Arc::new(db), failure: Mutex::new(None) }, recorded))
+    }
+
+    /// The first write that failed, if one did: no model call is to be
+    /// made after it.
+    pub fn failure(&self) -> Option<Error> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs `work` on the database off the async threads; a failure is
+    /// kept as the journal's (the first one).
+    async fn write<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Sqlite) -> Result<R, Error> + Send + 'static,
+    ) -> Result<R, Error> {
+        let db = self.db.clone();
+        let result = blocking(move || work(&db)).await;
+        if let Err(error) = &result {
+            let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+            if failure.is_none() {
+                *failure = Some(error.clone());
+            }
+        }
+        result
+    }
+
+    /// A reply's record, serialized from borrows before the policy takes the reply.
+    pub fn reply_record(
+        document: &str,
+        content: &str,
+        prompt: &Prompt,
+        reply: &Reply,
+        batch: Option<&str>,
+    ) -> Result<ReplyRecord, Error> {
+        // The prompt is its document (the content digest), the tool and, on
+        // a correction, what the last attempt gave: that part is digested.
+        let sent = prompt.correction.as_ref().map_or(String::new(), |c| digest(c.previous_output.as_bytes()));
+        let output = match &reply.content {
+            ReplyContent::ToolCall { input, .. } => Some(input.clone()),
+            ReplyContent::ToolCallText { json, .. } => serde_json::from_str(json).ok(),
+            _ => None,
+        };
+        Ok(ReplyRecord {
+            document: document.to_string(),
+            content: content.to_string(),
+            attempt: prompt.attempt,
+            prompt: sent,
+            batch: batch.map(str::to_owned),
+            reply: serde_json::to_string(reply)
+                .map_err(|e| Error::config(format!("cannot journal a reply: {e}")))?,
+            output,
+        })
+    }
+
+    /// Commits a reply, and the outcome it ended the run with (if it did),
+    /// before the run acts on it. When the database cannot take it, the
+    /// error carries the reply (and the outcome's packet), so a paid reply
+    /// is not silently dropped.
+    pub fn reply<T>(
+        &self,
+        mut record: ReplyRecord,
+        outcome: Option<&Outcome<T>>,
+    ) -> impl Future<Output = Result<(), Error>> + Send + '_ {
+        // The outcome's row is made here, so the future does not hold the outcome.
+        let output = record.output.take();
+        let row = outcome.map(|outcome| OutcomeRow::new(&record.content, outcome, output));
+        self.write(move |db| {
+            db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref()))
+        })
+    }
+
+    pub async fn failed(
+        &self,
+        document: &str,
+        content: &str,
+        error: &Error,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
+        let (document, content, error, batch) =
+            (document.to_string(), content.to_string(), error.to_string(), batch.map(str::to_owned));
+        self.write(move |db| db.failed(&document, &content, &error, batch.as_deref())).await
+    }
+
+    pub async fn intent(&self, created_at: i64, documents: Vec<(String, u32, String)>) -> Result<i64, Error> {
+        self.write(move |db| db.intent(created_at, &documents)).await
+    }
+
+    pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
+        let id = id.to_string();
+        self.write(move |db| db.batch_created(intent, &id)).await
+    }
+
+    pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
+        self.write(move |db| db.abandon(intent)).await
+    }
+
+    pub async fn resent(
+        &self,
+        document: &str,
+        batch: &str,
+        reason: &str,
+        counted: bool,
+    ) -> Result<(), Error> {
+        let (document, batch, reason) = (document.to_string(), batch.to_string(), reason.to_string());
+        self.write(move |db| db.resent(&document, &batch, &reason, counted)).await
+    }
+
+    pub async fn collected(&self, batch: &str) -> Result<(), Error> {
+        let batch = batch.to_string();
+        self.write(move |db| db.collected(&batch)).await
+    }
+
+    /// Records a reviewer's fix (already validated) and the reviewed outcome.
+    pub fn reviewed<T>(
+        &self,
+        document: &str,
+        content: &str,
+        fix: &Value,
+        outcome: &Outcome<T>,
+        output: Value,
+    ) -> impl Future<Output = Result<(), Error>> + Send + '_ {
+        let row = OutcomeRow::new(content, outcome, Some(output));
+        let (document, content, fix) = (document.to_string(), content.to_string(), fix.to_string());
+        self.write(move |db| db.reviewed(&document, &content, &fix, &row))
+    }
+}
+
+/// `error` (the journal's), saying that the run stops and carrying the
+/// reply (and outcome) it could not record.
+fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeRow>) -> Error {
+    let mut said = format!(
+        "; the run stops, and this reply of document {} (attempt {}) is not recorded: {}",
+        crate::quote_prefix(&record.document),
+        record.attempt,
+        record.reply
+    );
+    if let Some(outcome) = outcome {
+        said.push_str(&format!("; the outcome it ended with: {}", outcome.packet));
+    }
+    match error {
+        Error::Io { context, source } => Error::Io { context: context + &said, source },
+        other => Error::config(format!("{other}{said}")),
+    }
+}
+
+/// Runs `work` on tokio's blocking threads.
+async fn blocking<R: Send + 'static>(
+    work: impl FnOnce() -> Result<R, Error> + Send + 'static,
+) -> Result<R, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::config(format!("the journal's worker thread failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool() -> Tool {
+        Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false }
+    }
+
+    #[test]
+    fn a_content_digest_covers_the_text_a_pdfs_bytes_and_its_text_layer_and_the_run() {
+        let run = run_digest(&tool(), None);
+        let digests = [
+            content_digest(&run, &Document::text("Total 3")),
+            content_digest(&run, &Document::text("Total 4")),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec())),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 b".to_vec())),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 3")),
+            content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 4")),
+            content_digest(&run_digest(&tool(), Some("In euros.")), &Document::text("Total 3")),
+        ];
+        let distinct: BTreeSet<&String> = digests.iter().collect();
+        assert_eq!(distinct.len(), digests.len(), "{digests:?}");
+        assert_eq!(digests[0], content_digest(&run, &Document::text("Total 3").with_id("another id")));
+    }
+
+    #[tokio::test]
+    async fn every_kind_of_reply_reads_back_as_it_was_written_under_a_current_thread_runtime() {
+        let dir = std::env::temp_dir().join(format!("extract-journal-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kinds.db");
+        let _ = std::fs::remove_file(&path);
+        let replies = [
+            Reply::tool_call(json!({"total": 3.0})),
+            Reply::new(ReplyContent::ToolCallText { name: Some("t".into()), json: "{\"total\":".into() }),
+            Reply::new(ReplyContent::Text("I cannot find an invoice here.".into())),
+            Reply::new(ReplyContent::Refusal { text: "no".into(), details: Some(json!({"x": 1})) }),
+            Reply::new(ReplyContent::Truncated { limit: crate::Truncation::MaxTokens, partial: None }),
+        ];
+        let journal = Journal::sqlite(&path);
+        let documents = vec![("d".to_string(), "c1".to_string())];
+        let (store, recorded) = Store::open_for_run(&journal, &tool(), documents.clone()).await.unwrap();
+        assert!(recorded.replies.is_empty());
+        let prompt = Prompt::new(tool(), "document");
+        for reply in &replies {
+            let record = Store::reply_record("d", "c1", &prompt, reply, None).unwrap();
+            store.reply::<()>(record, None).await.unwrap();
+        }
+        drop(store);
+        let (_, recorded) = Store::open_for_run(&journal, &tool(), documents).await.unwrap();
+        assert_eq!(recorded.replies["d"], replies);
+        let (_, changed) =
+            Store::open_for_run(&journal, &tool(), vec![("d".into(), "c2".into())]).await.unwrap();
+        assert!(changed.replies.is_empty(), "another content: nothing replayed");
+        assert!(changed.asked_again.contains("d"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
