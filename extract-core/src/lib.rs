@@ -10,10 +10,12 @@
 //! - `validate`: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
 //! - `run`: the sans-IO retry policy and everything it produces;
 //! - `drive`: the `Model` trait, `Extractor`, `testing`, `Error`;
+//! - `inspect`: reading a finished run: the HTML `Report`;
 //! - `anthropic`: the Claude backend (feature `anthropic`);
 //! - `openai`: the Chat Completions backend (feature `openai`).
 
 mod drive;
+mod inspect;
 mod run;
 mod schema;
 mod validate;
@@ -26,9 +28,10 @@ pub mod openai;
 
 pub use drive::testing;
 pub use drive::{Bulk, BulkReport, Error, Extractor, Model, ModelFuture, Progress};
+pub use inspect::Report;
 pub use run::{
     Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,
-    Outcome, Partial, Prompt, Reason, Report, Retries, RetriesError, Run, Stats, Validated, review,
+    Outcome, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, review,
     system_instructions,
 };
 pub use schema::{StrictError, Tool};

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use extract::anthropic::{Batches, Client};
-use extract::{Document, Error, Retries};
+use extract::{Document, Error, Extractor, Outcome, Reason, Retries};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -338,6 +338,74 @@ async fn rounds_carry_corrections_and_a_429_on_create_only_waits() {
     // Each batch polled until it ended: twice in progress, then ended.
     assert_eq!(count(&stand.log, "GET /v1/messages/batches/msgbatch_001"), 3 + 1);
     assert_eq!(*progress.lock().unwrap(), (1..=12).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extractors_token_budget_and_instructions_take_effect_in_a_batch_run() {
+    let (base, stand) = stand_in(Stand::default()).await;
+    // Each reply spends 120 tokens: a second attempt would pass a budget of 200.
+    let extractor = Extractor::new(client(&base))
+        .retries(Retries::new(2).unwrap())
+        .token_budget(200)
+        .instructions("Amounts are in euros.");
+    let report = Batches::with_extractor(extractor)
+        .poll_interval(Duration::from_millis(5))
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+
+    assert_eq!(report.stats.valid(), 8, "{:?}", report.failed);
+    for id in ["inv-00", "inv-03", "inv-06", "inv-09"] {
+        match &report.outcomes[id] {
+            Outcome::Escalated(e) => assert_eq!(e.reason, Reason::BudgetExhausted, "{id}"),
+            Outcome::Valid(_) => panic!("{id}: the budget allowed no correction"),
+        }
+    }
+    let stand = stand.lock().unwrap();
+    assert_eq!(stand.batches.len(), 1, "no round of corrections");
+    for (id, params) in &stand.batches[0].requests {
+        let system = params["system"].to_string();
+        assert!(system.contains("Amounts are in euros."), "{id}: {system}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_with_retries_and_instructions_still_sets_them() {
+    let (base, stand) = stand_in(Stand::default()).await;
+    let report = batches(&base)
+        .retries(Retries::new(1).unwrap())
+        .instructions("Amounts are in euros.")
+        .run::<Invoice>(documents())
+        .await
+        .unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    let stand = stand.lock().unwrap();
+    assert!(
+        stand
+            .batches
+            .iter()
+            .flat_map(|b| &b.requests)
+            .all(|(_, p)| p["system"].to_string().contains("euros"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_callback_that_panics_does_not_end_a_batch_run() {
+    let (base, _) = stand_in(Stand::default()).await;
+    let calls = Arc::new(Mutex::new(0));
+    let counted = calls.clone();
+    let report = batches(&base)
+        .on_progress(move |p| {
+            *counted.lock().unwrap() += 1;
+            if p.done % 2 == 1 {
+                panic!("the progress bar broke at {}", p.done);
+            }
+        })
+        .run::<Invoice>(documents())
+        .await
+        .expect("a panicking callback does not end the run");
+    assert_eq!(report.stats.valid(), 12);
+    assert_eq!(*calls.lock().unwrap(), 12, "the callback is still called after it panicked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

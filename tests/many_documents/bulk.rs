@@ -72,11 +72,16 @@ async fn at_most_n_documents_are_in_flight_and_every_one_has_an_outcome() {
     let model = DocumentModel { latency: Duration::from_millis(20), ..DocumentModel::default() };
     let seen = Arc::new(AtomicUsize::new(0));
     let counted = seen.clone();
+    // A panic in the callback is caught by the run: inconsistent counts are counted instead.
+    let inconsistent = Arc::new(AtomicUsize::new(0));
+    let wrong = inconsistent.clone();
     let report = Bulk::new(Extractor::new(model.clone()).retries(Retries::new(2).unwrap()))
         .concurrency(4)
         .on_progress(move |p| {
             counted.fetch_max(p.done, Ordering::SeqCst);
-            assert!(p.done <= p.total && p.valid + p.escalated + p.failed == p.done);
+            if !(p.done <= p.total && p.valid + p.escalated + p.failed == p.done) {
+                wrong.fetch_add(1, Ordering::SeqCst);
+            }
         })
         .run::<Invoice>(documents())
         .await
@@ -88,6 +93,44 @@ async fn at_most_n_documents_are_in_flight_and_every_one_has_an_outcome() {
     assert_eq!(report.stats.first_attempt_valid(), 13, "7 of the 20 need a correction");
     assert_eq!(model.calls.load(Ordering::SeqCst), 27);
     assert_eq!(seen.load(Ordering::SeqCst), 20, "progress reached the total");
+    assert_eq!(inconsistent.load(Ordering::SeqCst), 0, "every report adds up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_callback_that_panics_neither_poisons_nor_stops_the_run() {
+    let model = DocumentModel { latency: Duration::from_millis(2), ..DocumentModel::default() };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let report = Bulk::new(Extractor::new(model).retries(Retries::new(2).unwrap()))
+        .concurrency(3)
+        .on_progress(move |p| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            // Every other report panics, with the run's workers all busy.
+            if p.done % 2 == 1 {
+                panic!("the progress bar broke at {}", p.done);
+            }
+        })
+        .run::<Invoice>(documents())
+        .await
+        .expect("a panicking callback does not end the run");
+    assert_eq!(report.outcomes.len(), 20, "{:?}", report.failed);
+    assert_eq!(report.stats.valid(), 20);
+    assert_eq!(calls.load(Ordering::SeqCst), 20, "the callback is still called after it panicked");
+}
+
+#[tokio::test]
+async fn a_journal_that_cannot_be_opened_is_an_io_error_keeping_its_cause() {
+    let path = temp_journal("no-such-folder").join("inner").join("run.journal");
+    let err = Bulk::new(Extractor::new(DocumentModel::default()))
+        .journal(&path)
+        .unwrap()
+        .run::<Invoice>(documents())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "an I/O failure, not a configuration error: {err:?}");
+    let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>());
+    assert_eq!(cause.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{err:?}");
+    assert!(err.to_string().contains("cannot open it"), "{err}");
 }
 
 #[tokio::test]

@@ -503,3 +503,72 @@ fn stats_display_shows_the_same_figures_as_text() {
         stats.usage_by_attempt()[&2].cache_read_tokens
     );
 }
+
+/// A model that invents 20,000 keys, twice: 20,000 fingerprints, an
+/// escalation failing 20,000 fields, listed beside 5,000 other escalations
+/// and 5,000 documents' quotes. Every table is cut and says by how much.
+#[test]
+fn a_model_inventing_20_000_keys_does_not_make_a_huge_page() {
+    const KEYS: usize = 20_000;
+    let invented: serde_json::Map<String, Value> =
+        (0..KEYS).map(|i| (format!("invented_key_{i:05}"), json!(i))).collect();
+    let tool = Receipt::tool();
+    // The validator refuses every key by name, as the structure layer does an unknown field.
+    let refuse_every_key = |output: &Value, _: &str| -> Result<(), Violations> {
+        let keys = output.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let all = keys.into_iter().map(|key| {
+            let message = format!("unknown field `{key}`");
+            Violation::new(Layer::Structure, Code::UNKNOWN_FIELD, FieldPath::root().key(key), message)
+        });
+        Err(Violations::new(all.collect()).expect("keys were invented"))
+    };
+    let model = Scripted::new([Value::Object(invented.clone()), Value::Object(invented)]);
+    let outcome = Extractor::new(model)
+        .retries(Retries::new(1).unwrap())
+        .extract_with_blocking(tool, DOCUMENT, refuse_every_key)
+        .unwrap();
+    let Outcome::Escalated(big) = &outcome else { panic!("the keys are refused") };
+    assert_eq!(big.partial.failed.len(), KEYS);
+    let hint = big.fix_hint.as_deref().unwrap();
+    assert_eq!(hint.lines().count(), 9, "eight repeated keys and a count of the rest: {hint}");
+    assert!(hint.ends_with(&format!(
+        "and {} more that repeat: the last attempt's violations list them all",
+        KEYS - 8
+    )));
+
+    let corpus = run();
+    let mut stats = Stats::new();
+    stats.record(&outcome);
+    assert_eq!(stats.violations().len(), KEYS);
+    let small = corpus.outcomes.iter().find_map(|(_, o)| o.escalation()).unwrap();
+    let sources = corpus.outcomes.iter().find_map(|(_, o)| o.valid().map(|v| v.sources())).unwrap();
+    assert!(!sources.is_empty());
+    let ids: Vec<String> = (0..5_000).map(|i| format!("doc-{i:05}")).collect();
+    let quoted: Vec<String> = (0..5_000).map(|i| format!("valid-{i:05}")).collect();
+    let mut report = Report::new(&stats).escalation("big", big);
+    for id in &ids {
+        report = report.escalation(id, small);
+    }
+    for id in &quoted {
+        report = report.sources(id, sources);
+    }
+    let page = report.html();
+
+    assert!(page.len() < 512 * 1024, "the page is {} bytes", page.len());
+    let pareto = element(&page, "<table class=\"pareto\">", "</table>");
+    assert_eq!(
+        pareto.matches("<tr><td class=\"num\">").count() + pareto.matches("<tr class=\"dominant\">").count(),
+        100
+    );
+    assert!(pareto.contains(&format!("and {} more fingerprints, not shown", KEYS - 100)), "{pareto}");
+    let escalations = element(&page, "<table class=\"escalations\">", "</table>");
+    assert_eq!(escalations.matches("<tr data-document=").count(), 100);
+    assert!(escalations.contains(&format!("and {} more escalations, not shown", 5_001 - 100)));
+    let big_row = element(escalations, "<tr data-document=\"big\">", "</tr>");
+    assert_eq!(big_row.matches("<li><code>").count(), 12);
+    assert!(big_row.contains(&format!("and {} more fields", KEYS - 12)), "{big_row}");
+    let quotes = element(&page, "<table class=\"quotes\">", "</table>");
+    assert_eq!(quotes.matches("<tr data-document=").count(), 100);
+    assert!(quotes.contains(&format!("and {} more quotes, not shown", 5_000 * sources.len() - 100)));
+    assert_no_script_and_nothing_fetched(&page);
+}

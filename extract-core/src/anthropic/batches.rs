@@ -26,7 +26,7 @@ use super::response;
 use crate::drive::bulk::{ProgressCallback, Tally, begin_run, journal_path, with_review};
 use crate::drive::http::transport::{Failure, Repeat};
 use crate::drive::journal::{Journal, Recorded};
-use crate::{BulkReport, Document, Error, Extractable, Next, Outcome, Progress, Retries, Run};
+use crate::{BulkReport, Document, Error, Extractable, Extractor, Next, Outcome, Progress, Retries, Run};
 
 /// The most requests the API takes in one message batch.
 pub const MAX_BATCH_REQUESTS: usize = 100_000;
@@ -77,9 +77,9 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// # Ok(()) }
 /// ```
 pub struct Batches {
-    client: Client,
-    retries: Retries,
-    instructions: Option<String>,
+    /// The client and every setting of a run: retries, instructions, token
+    /// budget, trace content.
+    extractor: Extractor<Client>,
     journal: Option<PathBuf>,
     poll_interval: Duration,
     max_requests: usize,
@@ -91,10 +91,15 @@ impl Batches {
     /// A batch run over `client`'s model and settings, with two retries, no
     /// journal, and [`DEFAULT_POLL_INTERVAL`].
     pub fn new(client: Client) -> Batches {
+        Batches::with_extractor(Extractor::new(client))
+    }
+
+    /// A batch run with every setting of `extractor`, as [`Bulk::new`](crate::Bulk::new)
+    /// takes them: its client, retries, instructions, token budget and
+    /// trace content. No journal, and [`DEFAULT_POLL_INTERVAL`].
+    pub fn with_extractor(extractor: Extractor<Client>) -> Batches {
         Batches {
-            client,
-            retries: Retries::default(),
-            instructions: None,
+            extractor,
             journal: None,
             poll_interval: DEFAULT_POLL_INTERVAL,
             max_requests: MAX_BATCH_REQUESTS,
@@ -106,13 +111,13 @@ impl Batches {
     /// The retry budget: `Retries::new(2)` is at most 3 validation attempts,
     /// so 3 rounds when nothing is resent.
     pub fn retries(mut self, retries: Retries) -> Batches {
-        self.retries = retries;
+        self.extractor = self.extractor.retries(retries);
         self
     }
 
     /// The caller's instructions, appended to the built-in system block.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Batches {
-        self.instructions = Some(instructions.into());
+        self.extractor = self.extractor.instructions(instructions);
         self
     }
 
@@ -141,10 +146,16 @@ impl Batches {
         self
     }
 
-    /// Calls `report` after every finished document (to draw a progress bar).
+    /// Calls `report` after every finished document (to draw a progress
+    /// bar). A panic in `report` is caught and traced; the run goes on.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Batches {
         self.progress = Some(Arc::new(report));
         self
+    }
+
+    /// The client requests go through.
+    fn client(&self) -> &Client {
+        self.extractor.model()
     }
 
     /// Runs every document to an outcome. `Err` only for the journal's I/O
@@ -162,14 +173,14 @@ impl Batches {
             handled: std::mem::take(&mut recorded.handled),
             journal,
             tally: Tally::new(documents.len(), self.progress.clone()),
-            forced_refused: self.client.forced_refused.clone(),
+            forced_refused: self.client().forced_refused.clone(),
             forced: BTreeSet::new(),
         };
         for document in documents {
             let entry = self.entry::<T>(document, &mut recorded);
             state.index.insert(entry.id.clone(), state.entries.len());
             if let Some(result) = &entry.result {
-                state.tally.finished(&entry.id, result);
+                state.tally.finished(&entry.id, result).deliver();
             }
             state.entries.push(entry);
         }
@@ -177,7 +188,7 @@ impl Batches {
         // A batch an earlier run created and did not collect is collected
         // first (sent with the choice this client makes now, as far as it knows).
         for (batch, documents) in std::mem::take(&mut recorded.open_batches) {
-            if self.client.forces_tool_choice() {
+            if self.client().forces_tool_choice() {
                 state.forced.insert(batch.clone());
             }
             info!(target: "extract", %batch, "re-attaching a message batch created by an earlier run");
@@ -193,7 +204,7 @@ impl Batches {
             round += 1;
             info!(target: "extract", round, documents = pending.len(), "sending a round of message batches");
             let mut created = Vec::new();
-            let forced = self.client.forces_tool_choice();
+            let forced = self.client().forces_tool_choice();
             for chunk in self.requests(&mut state, &pending)? {
                 let documents: Vec<(String, u32)> = chunk
                     .members
@@ -244,7 +255,7 @@ impl Batches {
         for (batch, _) in recorded.open_batches {
             let path = format!("/v1/messages/batches/{batch}/cancel");
             match self
-                .client
+                .client()
                 .transport
                 .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
                 .await
@@ -274,10 +285,7 @@ impl Batches {
         let text = document.searchable_text().unwrap_or_default().to_string();
         // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
         let problem = document.problem();
-        let mut run = Run::<T>::for_type(document, self.retries);
-        if let Some(instructions) = &self.instructions {
-            run = run.instructions(instructions);
-        }
+        let mut run = self.extractor.configure(Run::<T>::for_type(document, self.extractor.retry_budget()));
         let review = recorded.reviews.remove(&id);
         let mut result = None;
         for reply in recorded.replies.remove(&id).unwrap_or_default() {
@@ -301,15 +309,15 @@ impl Batches {
         pending: &[usize],
     ) -> Result<Vec<Chunk>, Error> {
         let choice =
-            if self.client.forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
-        let document_as = if self.client.document_blocks { DocumentAs::Block } else { DocumentAs::Text };
+            if self.client().forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
+        let document_as = if self.client().document_blocks { DocumentAs::Block } else { DocumentAs::Text };
         let mut chunks: Vec<Chunk> = Vec::new();
         for &i in pending {
             let entry = &state.entries[i];
             let body = request::body(
                 entry.run.prompt(),
-                &self.client.model,
-                self.client.max_tokens,
+                &self.client().model,
+                self.client().max_tokens,
                 choice,
                 document_as,
             );
@@ -357,7 +365,7 @@ impl Batches {
     /// Creates one message batch; its id.
     async fn create(&self, body: Vec<u8>) -> Result<String, Error> {
         let answer = self
-            .client
+            .client()
             .transport
             .send_to(
                 Method::POST,
@@ -404,14 +412,14 @@ impl Batches {
         let path = ended
             .results_url
             .as_deref()
-            .and_then(|url| results_path(url, self.client.transport.base_url()))
+            .and_then(|url| results_path(url, self.client().transport.base_url()))
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
         let mut handle = |line: &[u8]| -> Result<(), Failure> {
             state.result(batch, &attempts, &tool, line).map_err(|e| Failure::Abort(Box::new(e)))
         };
-        let fetched = self.client.transport.get_lines(&path, response::api_error, &mut handle).await;
+        let fetched = self.client().transport.get_lines(&path, response::api_error, &mut handle).await;
         match fetched {
             Err(Failure::Abort(error)) => return Err(*error),
             Err(failure) => {
@@ -435,7 +443,7 @@ impl Batches {
         let mut failures = 0;
         loop {
             let answer = match self
-                .client
+                .client()
                 .transport
                 .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
                 .await
@@ -472,8 +480,7 @@ impl Batches {
 impl std::fmt::Debug for Batches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Batches")
-            .field("client", &self.client)
-            .field("retries", &self.retries)
+            .field("extractor", &self.extractor)
             .field("journal", &self.journal)
             .field("poll_interval", &self.poll_interval)
             .field("max_requests", &self.max_requests)
@@ -627,7 +634,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         entry.resends = 0;
         if let Next::Done(outcome) = next {
             let result = with_review(Ok(outcome), entry.review.take(), &entry.text);
-            self.tally.finished(id, &result);
+            self.tally.finished(id, &result).deliver();
             entry.result = Some(result);
         }
         Ok(())
@@ -660,7 +667,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         let i = self.index[id];
         let error = error.after(self.entries[i].run.failed_attempts().to_vec(), self.entries[i].run.spent());
         let result = Err(error);
-        self.tally.finished(id, &result);
+        self.tally.finished(id, &result).deliver();
         self.entries[i].result = Some(result);
         Ok(())
     }

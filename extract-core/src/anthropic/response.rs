@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::drive::http::transport::{ApiError, body_prefix};
+use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 
 #[derive(Deserialize)]
@@ -41,13 +42,13 @@ enum Block {
 
 #[derive(Deserialize, Default)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     output_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     cache_read_input_tokens: Option<u64>,
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::journal::{Journal, Recorded};
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
@@ -89,7 +89,11 @@ impl<M: Model + 'static> Bulk<M> {
         Ok(self)
     }
 
-    /// Calls `report` after every finished document (to draw a progress bar).
+    /// Calls `report` after every finished document (to draw a progress
+    /// bar), from the worker that finished it and with no lock of the run
+    /// held: two workers may report at once, so `done` can arrive out of
+    /// order (keep the largest). A panic in `report` is caught and traced;
+    /// the run goes on.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Bulk<M> {
         self.progress = Some(Arc::new(report));
         self
@@ -133,7 +137,10 @@ impl<M: Model + 'static> Bulk<M> {
                         one::<M, T>(&extractor, &job.id, job.document, job.replies, journal.as_deref())
                             .await?;
                     let result = with_review(result, job.review, &text);
-                    tally.lock().expect("no worker panics holding the tally").finished(&job.id, &result);
+                    let pending =
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&job.id, &result);
+                    // The caller's callback runs with no lock held.
+                    pending.deliver();
                     finished.push((job.index, job.id, result));
                 }
                 Ok::<_, Error>(finished)
@@ -245,8 +252,11 @@ impl Tally {
         Tally { progress: Progress { total, ..Progress::default() }, callback }
     }
 
-    /// Counts document `id`'s result and reports the progress.
-    pub(crate) fn finished<T>(&mut self, id: &str, result: &Result<Outcome<T>, Error>) {
+    /// Counts document `id`'s result and traces the progress. The caller's
+    /// callback is not called here: it is returned, to be called with
+    /// [`PendingProgress::deliver`] once any lock around the tally is let go.
+    #[must_use = "the progress is only reported to the caller's callback by `deliver`"]
+    pub(crate) fn finished<T>(&mut self, id: &str, result: &Result<Outcome<T>, Error>) -> PendingProgress {
         let progress = &mut self.progress;
         progress.done += 1;
         match result {
@@ -264,8 +274,27 @@ impl Tally {
             document = %id,
             "bulk progress"
         );
-        if let Some(callback) = &self.callback {
-            callback(progress);
+        PendingProgress(self.callback.clone().map(|callback| (callback, *progress)))
+    }
+}
+
+/// One progress report still to give the caller's callback.
+pub(crate) struct PendingProgress(Option<(ProgressCallback, Progress)>);
+
+impl PendingProgress {
+    /// Calls the caller's callback, which must run outside the run's locks:
+    /// a slow one would hold up every worker, and a panicking one would
+    /// poison them. A panic is caught and traced: a progress bar's bug
+    /// does not lose the run's work.
+    pub(crate) fn deliver(self) {
+        let Some((callback, progress)) = self.0 else { return };
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| callback(&progress))) {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            tracing::warn!(target: "extract", done = progress.done, %message, "the progress callback panicked; the run goes on");
         }
     }
 }

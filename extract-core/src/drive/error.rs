@@ -1,17 +1,25 @@
-//! [`Error`]: transport and configuration failures. Validation results are
-//! never errors; they are [`Outcome`](crate::Outcome)s.
+//! [`Error`]: transport, I/O and configuration failures. Validation results
+//! are never errors; they are [`Outcome`](crate::Outcome)s.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::{FailedAttempt, Usage};
 
-/// A failure to reach a model or to configure a run. Every validation result is
-/// an `Outcome`, never an `Error`.
-#[derive(Debug, Clone, thiserror::Error)]
+/// A failure to reach a model, to read or write a run's files, or to
+/// configure a run. Every validation result is an `Outcome`, never an
+/// `Error`.
+///
+/// [`source()`](std::error::Error::source) gives what caused it, where
+/// something did: the `std::io::Error` of an [`Io`](Error::Io) failure, a
+/// backend's own error in [`Other`](Error::Other); for
+/// [`Interrupted`](Error::Interrupted), the cause of the failure it wraps.
+/// It is `Clone` (a batch's failure is every one of its documents'), so
+/// causes are shared.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// The model API answered with an error status.
-    #[error("{}", api_message(.status, .error_type, .message, .request_id))]
     Api {
         /// HTTP status.
         status: u16,
@@ -23,18 +31,27 @@ pub enum Error {
         request_id: Option<String>,
     },
     /// The request did not complete: connection refused or reset, timeout, a body cut short.
-    #[error("transport error: {0}")]
     Transport(String),
     /// The API answered with something that is not a well-formed reply.
-    #[error("invalid response from the model API: {0}")]
     InvalidResponse(String),
     /// The run is misconfigured: a missing key, a bad option, a blocking call inside a runtime.
-    #[error("configuration error: {0}")]
     Config(String),
+    /// Reading or writing a file failed (the journal's): what was being
+    /// done, and the I/O error, which [`source()`](std::error::Error::source) returns.
+    Io {
+        /// What was being done, naming the file: `journal runs/march.journal: cannot open it`.
+        context: String,
+        /// The I/O error.
+        source: Arc<std::io::Error>,
+    },
+    /// A model backend's own failure, kept whole as the
+    /// [`source()`](std::error::Error::source) (a backend outside the crate
+    /// builds one with [`Error::other`]; the scripted model's
+    /// [`ScriptExhausted`](crate::testing::ScriptExhausted) is one).
+    Other(Arc<dyn std::error::Error + Send + Sync>),
     /// A failure after attempts that failed validation: the failure, those
     /// attempts (oldest first), and the tokens they spent, so spent tokens
     /// are always reported. [`Error::root`] is the failure itself.
-    #[error("{error} (after {} that spent {} tokens)", crate::vocabulary::text::count(attempts.len(), "failed attempt"), usage.total())]
     Interrupted {
         /// What stopped the run.
         error: Box<Error>,
@@ -43,12 +60,39 @@ pub enum Error {
         /// The tokens those attempts spent, summed.
         usage: Usage,
     },
-    /// A scripted model was called more times than it has replies.
-    #[error("the scripted model has no reply left for call {call}")]
-    ScriptExhausted {
-        /// The 1-based number of the call that found the script empty.
-        call: usize,
-    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Api { status, error_type, message, request_id } => {
+                f.write_str(&api_message(status, error_type, message, request_id))
+            }
+            Error::Transport(message) => write!(f, "transport error: {message}"),
+            Error::InvalidResponse(message) => write!(f, "invalid response from the model API: {message}"),
+            Error::Config(message) => write!(f, "configuration error: {message}"),
+            Error::Io { context, source } => write!(f, "{context}: {source}"),
+            Error::Other(source) => write!(f, "model backend error: {source}"),
+            Error::Interrupted { error, attempts, usage } => write!(
+                f,
+                "{error} (after {} that spent {} tokens)",
+                crate::vocabulary::text::count(attempts.len(), "failed attempt"),
+                usage.total()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(&**source),
+            Error::Other(source) => Some(&**source),
+            // The attempts are context, not a cause: the cause is the wrapped failure's.
+            Error::Interrupted { error, .. } => error.source(),
+            _ => None,
+        }
+    }
 }
 
 fn api_message(status: &u16, error_type: &str, message: &str, request_id: &Option<String>) -> String {
@@ -85,6 +129,16 @@ impl Error {
         Error::Config(message.to_string())
     }
 
+    /// An I/O failure while doing `context` (which names the file).
+    pub fn io(context: impl fmt::Display, source: std::io::Error) -> Error {
+        Error::Io { context: context.to_string(), source: Arc::new(source) }
+    }
+
+    /// A model backend's own failure, kept as the [`source()`](std::error::Error::source).
+    pub fn other(source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Other(Arc::new(source))
+    }
+
     /// `self` after the failed `attempts`, which spent `usage`; `self`
     /// unchanged when there were none.
     pub fn after(self, attempts: Vec<FailedAttempt>, usage: Usage) -> Error {
@@ -100,7 +154,7 @@ impl Error {
     /// The failure itself, without the attempts made before it.
     ///
     /// ```
-    /// use extract::{Error, Extractor, Retries, testing::Scripted};
+    /// use extract::{Error, Extractor, Retries, testing::{ScriptExhausted, Scripted}};
     /// # use extract::{Code, FieldPath, Layer, Tool, Violation, Violations};
     /// # let tool = Tool { name: "t".into(), description: String::new(), input_schema: serde_json::json!({"type": "object"}), strict: false };
     /// # fn never(_: &serde_json::Value, _: &str) -> Result<(), Violations> {
@@ -109,7 +163,8 @@ impl Error {
     /// // One reply, then the model is gone: the error keeps the failed attempt.
     /// let model = Scripted::new([extract::Reply::tool_call(serde_json::json!({})).with_usage(extract::Usage::new(100, 10))]);
     /// let err = Extractor::new(model).retries(Retries::new(2)?).extract_with_blocking(tool, "doc", never).unwrap_err();
-    /// assert!(matches!(err.root(), Error::ScriptExhausted { call: 2 }));
+    /// let dry = std::error::Error::source(err.root()).and_then(|e| e.downcast_ref::<ScriptExhausted>());
+    /// assert_eq!(dry, Some(&ScriptExhausted { call: 2 }));
     /// assert_eq!(err.attempts().len(), 1);
     /// assert_eq!(err.usage().total(), 110);
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -7,7 +7,7 @@ use super::journal::Journal;
 use crate::{Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
-/// escalate. `Err` is only for transport and configuration failures; every
+/// escalate. `Err` is only for transport, I/O and configuration failures; every
 /// validation result is an [`Outcome`].
 ///
 /// The futures are `Send`, so extractions can be spawned. Each extraction runs
@@ -268,7 +268,7 @@ fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::config(format!("cannot start a tokio runtime for a blocking extraction: {e}")))?;
+        .map_err(|e| Error::io("cannot start a tokio runtime for a blocking extraction", e))?;
     Ok(runtime.block_on(future))
 }
 

@@ -210,7 +210,7 @@ impl Journal {
     /// run) is cut off.
     pub fn open(path: &Path, tool: &Tool) -> Result<(Journal, Recorded), Error> {
         let shown = path.display();
-        let io = |what: &str, e: std::io::Error| Error::config(format!("journal {shown}: {what}: {e}"));
+        let io = |what: &str, e: std::io::Error| Error::io(format!("journal {shown}: {what}"), e);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -405,9 +405,8 @@ impl Journal {
     /// Whole lines, copied under the tail's lock: records never interleave,
     /// and a killed process leaves at most one partial record, the last.
     fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        let cannot = |e: std::io::Error| {
-            Error::config(format!("journal {}: cannot append to it: {e}", self.path.display()))
-        };
+        let cannot =
+            |e: std::io::Error| Error::io(format!("journal {}: cannot append to it", self.path.display()), e);
         let mut tail = self.tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let growth = loop {
             match tail.room(&self.file, bytes.len()).map_err(cannot)? {

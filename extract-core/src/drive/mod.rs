@@ -1,7 +1,7 @@
 //! What drives a [`Run`](crate::Run) against a model: the [`Model`] trait a
 //! backend implements, the async and blocking [`Extractor`], [`Bulk`] for
 //! many documents with its durable journal, the scripted model of
-//! [`testing`], and the transport and configuration [`Error`].
+//! [`testing`], and the transport, I/O and configuration [`Error`].
 
 pub(crate) mod bulk;
 mod error;

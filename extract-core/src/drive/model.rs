@@ -31,7 +31,9 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<Reply, Error>> + S
 /// ```
 pub trait Model: Send + Sync {
     /// Sends one prompt and returns the model's reply. `Err` only for
-    /// transport and configuration failures; a bad answer is still a `Reply`.
+    /// transport and configuration failures (or the backend's own, kept
+    /// whole with [`Error::other`](crate::Error::other)); a bad answer is
+    /// still a `Reply`.
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a>;
 }
 

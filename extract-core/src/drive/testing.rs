@@ -48,8 +48,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
 
 /// A model that returns the given replies in order, returns
-/// [`Error::ScriptExhausted`] once it runs dry, and records every [`Prompt`]
-/// it is sent.
+/// [`Error::Other`] holding [`ScriptExhausted`] once it runs dry, and
+/// records every [`Prompt`] it is sent.
 ///
 /// Clones share one queue of replies and one record, so a test keeps a clone
 /// to read after the run. Any iterable whose items convert into [`Reply`]
@@ -103,13 +103,23 @@ impl Scripted {
     }
 }
 
+/// Why a [`Scripted`] model failed: it was called more times than it has
+/// replies. The [`source()`](std::error::Error::source) of the
+/// [`Error`] the call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the scripted model has no reply left for call {call}")]
+pub struct ScriptExhausted {
+    /// The 1-based number of the call that found the script empty.
+    pub call: usize,
+}
+
 impl Model for Scripted {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         let result = {
             let mut state = self.lock();
             state.prompts.push(prompt.clone());
             let call = state.prompts.len();
-            state.replies.pop_front().ok_or(Error::ScriptExhausted { call })
+            state.replies.pop_front().ok_or_else(|| Error::other(ScriptExhausted { call }))
         };
         Box::pin(std::future::ready(result))
     }
@@ -136,7 +146,9 @@ mod tests {
         let p = prompt();
         assert_eq!(rt.block_on(model.call(&p)).unwrap(), Reply::tool_call(json!({"n": 1})));
         assert_eq!(rt.block_on(clone.call(&p)).unwrap(), Reply::tool_call(json!({"n": 2})));
-        assert!(matches!(rt.block_on(model.call(&p)), Err(Error::ScriptExhausted { call: 3 })));
+        let dry = rt.block_on(model.call(&p)).unwrap_err();
+        let cause = std::error::Error::source(&dry).and_then(|e| e.downcast_ref::<ScriptExhausted>());
+        assert_eq!(cause, Some(&ScriptExhausted { call: 3 }), "{dry}");
         assert_eq!(clone.prompts().len(), 3);
         assert_eq!(model.remaining(), 0);
         model.push(Reply::text("late"));

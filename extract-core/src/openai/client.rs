@@ -8,42 +8,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use tracing::warn;
 
 use super::builder::{API_KEY_VAR, BASE_URL_VAR, ClientBuilder, MODEL_VAR, Mode, REDACTED};
-use super::request::{self, Request};
+use super::request::{self, Request, ToolChoice};
 use super::response;
 use crate::drive::http::transport::{Failure, Settings, Transport};
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
-
-/// How a request in [`Mode::Tool`] asks for the tool, from the strongest ask
-/// to the weakest. A client starts at [`ToolChoice::Forced`] and steps down
-/// once for each 400 that refuses the current choice, never back up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ToolChoice {
-    /// `{"type": "function", "function": {"name": ...}}`: this tool, now.
-    Forced,
-    /// `"required"`: some tool (there is only one).
-    Required,
-    /// `"auto"`, with a system instruction to answer only through the tool.
-    Auto,
-}
-
-impl ToolChoice {
-    fn from_u8(value: u8) -> ToolChoice {
-        match value {
-            0 => ToolChoice::Forced,
-            1 => ToolChoice::Required,
-            _ => ToolChoice::Auto,
-        }
-    }
-
-    /// The next weaker choice, if any.
-    fn weaker(self) -> Option<ToolChoice> {
-        match self {
-            ToolChoice::Forced => Some(ToolChoice::Required),
-            ToolChoice::Required => Some(ToolChoice::Auto),
-            ToolChoice::Auto => None,
-        }
-    }
-}
 
 /// A [`Model`] over the Chat Completions API: OpenAI, Azure OpenAI, vLLM,
 /// Ollama, llama.cpp's server, and anything else that speaks it.
@@ -256,16 +224,6 @@ mod tests {
 
     fn client() -> ClientBuilder {
         Client::builder().base_url("http://127.0.0.1:9/v1").model("m")
-    }
-
-    #[test]
-    fn tool_choices_step_down_and_stop() {
-        assert_eq!(ToolChoice::Forced.weaker(), Some(ToolChoice::Required));
-        assert_eq!(ToolChoice::Required.weaker(), Some(ToolChoice::Auto));
-        assert_eq!(ToolChoice::Auto.weaker(), None);
-        for choice in [ToolChoice::Forced, ToolChoice::Required, ToolChoice::Auto] {
-            assert_eq!(ToolChoice::from_u8(choice as u8), choice);
-        }
     }
 
     #[test]

@@ -75,4 +75,5 @@ mod response;
 
 pub use crate::drive::http::DEFAULT_BODY_LIMIT;
 pub use builder::{ClientBuilder, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, DEFAULT_TRANSPORT_RETRIES, Mode};
-pub use client::{Client, ToolChoice};
+pub use client::Client;
+pub use request::ToolChoice;

@@ -21,13 +21,44 @@ use serde_json::{Map, Value, json};
 use tracing::warn;
 
 use super::builder::Mode;
-use super::client::ToolChoice;
 #[cfg(test)]
 use crate::run::answer_through_tool;
 use crate::run::system_answering_through_tool;
 use crate::schema::keywords;
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
+
+/// How a request in [`Mode::Tool`] asks for the tool, from the strongest ask
+/// to the weakest. A client starts at [`ToolChoice::Forced`] and steps down
+/// once for each 400 that refuses the current choice, never back up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ToolChoice {
+    /// `{"type": "function", "function": {"name": ...}}`: this tool, now.
+    Forced,
+    /// `"required"`: some tool (there is only one).
+    Required,
+    /// `"auto"`, with a system instruction to answer only through the tool.
+    Auto,
+}
+
+impl ToolChoice {
+    pub(super) fn from_u8(value: u8) -> ToolChoice {
+        match value {
+            0 => ToolChoice::Forced,
+            1 => ToolChoice::Required,
+            _ => ToolChoice::Auto,
+        }
+    }
+
+    /// The next weaker choice, if any.
+    pub(super) fn weaker(self) -> Option<ToolChoice> {
+        match self {
+            ToolChoice::Forced => Some(ToolChoice::Required),
+            ToolChoice::Required => Some(ToolChoice::Auto),
+            ToolChoice::Auto => None,
+        }
+    }
+}
 
 /// What a request is made of, besides the prompt.
 #[derive(Debug, Clone, Copy)]
@@ -254,6 +285,16 @@ mod tests {
             document: "Note \"7\"\nTotal: 5 €".into(),
             tool: tool(),
             correction: None,
+        }
+    }
+
+    #[test]
+    fn tool_choices_step_down_and_stop() {
+        assert_eq!(ToolChoice::Forced.weaker(), Some(ToolChoice::Required));
+        assert_eq!(ToolChoice::Required.weaker(), Some(ToolChoice::Auto));
+        assert_eq!(ToolChoice::Auto.weaker(), None);
+        for choice in [ToolChoice::Forced, ToolChoice::Required, ToolChoice::Auto] {
+            assert_eq!(ToolChoice::from_u8(choice as u8), choice);
         }
     }
 

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::builder::Mode;
 use crate::drive::http::transport::{ApiError, body_prefix};
+use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 
 #[derive(Deserialize)]
@@ -66,9 +67,9 @@ struct FunctionCall {
 
 #[derive(Deserialize)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     prompt_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
@@ -76,7 +77,7 @@ struct WireUsage {
 
 #[derive(Deserialize)]
 struct PromptDetails {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "wire_count")]
     cached_tokens: Option<u64>,
 }
 
@@ -248,6 +249,18 @@ mod tests {
 
     fn call(name: &str, arguments: Value) -> Value {
         json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}})
+    }
+
+    #[test]
+    fn token_counts_past_u64_max_saturate_instead_of_breaking_the_reply() {
+        let mut body = completion(json!({"role": "assistant", "content": "{}"}), "stop");
+        let huge = r#"{"prompt_tokens": 1e30, "completion_tokens": 18446744073709551616,
+                       "prompt_tokens_details": {"cached_tokens": 18446744073709551615}}"#;
+        body["usage"] = serde_json::from_str(huge).unwrap();
+        let reply = parse(body, Mode::JsonSchema);
+        // The cache is split out of the prompt tokens: MAX - MAX uncached.
+        assert_eq!(reply.usage, Usage::new(0, u64::MAX).with_cache(u64::MAX, 0));
+        assert_eq!(reply.usage.total(), u64::MAX);
     }
 
     #[test]

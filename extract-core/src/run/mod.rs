@@ -1,8 +1,8 @@
 //! The retry policy, without I/O: a [`Run`] builds each attempt's
 //! [`Prompt`], judges each reply with the validators, and ends in an
 //! [`Outcome`]: `Valid`, or `Escalated` with the whole error chain and a fix
-//! hint. [`Stats`] folds outcomes over many documents, and [`Report`]
-//! renders them as one HTML page (a `String`). Every driver (async,
+//! hint. [`Stats`] folds outcomes over many documents (the HTML report
+//! over them is `inspect`'s, a layer above). Every driver (async,
 //! blocking, batch) drives this same machine; nothing here awaits, spawns or
 //! touches a file or a socket.
 
@@ -10,12 +10,11 @@ mod hint;
 mod outcome;
 mod policy;
 mod prompt;
-mod report;
 mod retries;
 mod review;
 mod stats;
 
-pub use outcome::{Escalation, FailedAttempt, Outcome, Reason, Validated};
+pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
 #[cfg(all(test, feature = "http"))]
@@ -23,7 +22,7 @@ pub(crate) use prompt::answer_through_tool;
 #[cfg(feature = "http")]
 pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
-pub use report::Report;
 pub use retries::{Retries, RetriesError};
-pub use review::{Partial, review};
+pub use review::review;
 pub use stats::{Dominant, Stats};
+pub(crate) use stats::{ParetoRow, percent};

@@ -1,12 +1,13 @@
-//! What a run ends with: [`Outcome`], either [`Validated`] or an [`Escalation`].
+//! What a run ends with: [`Outcome`], either [`Validated`] or an
+//! [`Escalation`] with the [`Partial`] result a reviewer can trust.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::review::Partial;
-use crate::{Source, Usage, Violations};
+use crate::{Segment, Source, Usage, Violation, Violations};
 
 /// The end of one extraction: a value that passed every layer, or an
 /// escalation to a human with everything needed to judge it.
@@ -357,3 +358,98 @@ impl fmt::Display for Escalation {
 }
 
 impl std::error::Error for Escalation {}
+
+/// What a reviewer can trust of an escalation's last output.
+///
+/// `held` maps each top-level field (JSON name) of the last output that no
+/// violation of the last attempt names to its value. It passed every layer
+/// that ran on it: when validation stopped at the structure layer, a held
+/// field has the right shape and type, but no semantic check (no
+/// `#[check]`, no quote) ran on it. `failed` maps every other field of the
+/// type to the messages of the violations that name it: an empty list for a
+/// field the output left out with no violation of its own. A violation at
+/// the root (text instead of a tool call, a `with` check over the whole
+/// value) names every field, so nothing is held.
+///
+/// Serializes as `{"held": {...}, "failed": {...}}`, fields in the type's order.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Partial {
+    /// Fields that passed, with their values.
+    pub held: Map<String, Value>,
+    /// Fields that did not, with the messages of the violations naming them.
+    pub failed: Map<String, Value>,
+}
+
+impl Partial {
+    /// The partial result of `output` judged by `violations`, over the
+    /// fields `fields` (JSON names, in the type's order; empty: the output's
+    /// own top-level keys).
+    pub(crate) fn of(output: Option<&Value>, violations: Option<&Violations>, fields: &[&str]) -> Partial {
+        let object = output.and_then(Value::as_object);
+        let mut names: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        if names.is_empty() {
+            names = object.map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        }
+        let violations: &[Violation] = violations.map(|v| &v[..]).unwrap_or_default();
+        let named = NamedFields::of(violations);
+        let mut partial = Partial::default();
+        for name in names {
+            let messages: Vec<Value> =
+                named.of_field(&name).map(|i| Value::String(violations[i].message.clone())).collect();
+            match object.and_then(|o| o.get(&name)) {
+                Some(value) if messages.is_empty() => {
+                    partial.held.insert(name, value.clone());
+                }
+                _ => {
+                    partial.failed.insert(name, Value::Array(messages));
+                }
+            }
+        }
+        partial
+    }
+}
+
+/// Which violations concern which top-level field, found in one pass: a
+/// model that invents 20,000 keys gets 20,000 violations, and asking each
+/// field about each violation would be 400 million questions.
+struct NamedFields<'v> {
+    /// The violations (indices, in order) at the root: they name every field.
+    root: Vec<usize>,
+    /// The violations (indices, in order) that name a top-level key, by key.
+    by_key: BTreeMap<&'v str, Vec<usize>>,
+}
+
+impl<'v> NamedFields<'v> {
+    /// A violation concerns a field when one of the paths it involves
+    /// starts there, or sits at the root.
+    fn of(violations: &'v [Violation]) -> NamedFields<'v> {
+        let mut named = NamedFields { root: Vec::new(), by_key: BTreeMap::new() };
+        for (i, violation) in violations.iter().enumerate() {
+            let paths = violation.fields.iter().chain(std::iter::once(&violation.path));
+            let firsts: Vec<Option<&Segment>> = paths.map(|path| path.segments().first()).collect();
+            if firsts.contains(&None) {
+                named.root.push(i);
+                continue;
+            }
+            let keys: BTreeSet<&str> = firsts
+                .into_iter()
+                .filter_map(|first| match first {
+                    Some(Segment::Key(key)) => Some(key.as_ref()),
+                    _ => None,
+                })
+                .collect();
+            for key in keys {
+                named.by_key.entry(key).or_default().push(i);
+            }
+        }
+        named
+    }
+
+    /// The violations concerning `field`, in their order.
+    fn of_field(&self, field: &str) -> impl Iterator<Item = usize> {
+        let mut all: Vec<usize> = self.root.clone();
+        all.extend(self.by_key.get(field).into_iter().flatten());
+        all.sort_unstable();
+        all.into_iter()
+    }
+}

@@ -20,6 +20,10 @@ use crate::{
     Violations,
 };
 
+/// The most repeated fingerprints a systematic escalation's fix hint names,
+/// one line each; a last line counts the rest.
+const HINT_LINES: usize = 8;
+
 /// What the driver of a [`Run`] does next.
 #[derive(Debug)]
 pub enum Next<T> {
@@ -200,20 +204,28 @@ impl<T> Run<T> {
             return self.escalate(Reason::NotRecoverable, &reply, Some(hint));
         }
         let mut repeated = BTreeSet::new();
-        let hints: Vec<String> = violations
+        let repeats: Vec<Fingerprint> = violations
             .iter()
             .map(Violation::fingerprint)
             .filter(|fp| previous.contains(fp) && repeated.insert(fp.clone()))
-            .map(|fp| hint::systematic(&fp))
             .collect();
-        if !hints.is_empty() {
+        if !repeats.is_empty() {
+            // One line per repeated fingerprint, up to a few: a model that
+            // invents 20,000 keys twice must not make a 20,000-line hint.
+            let mut hints: Vec<String> = repeats.iter().take(HINT_LINES).map(hint::systematic).collect();
+            if repeats.len() > HINT_LINES {
+                hints.push(format!(
+                    "and {} more that repeat: the last attempt's violations list them all",
+                    repeats.len() - HINT_LINES
+                ));
+            }
             return self.escalate(Reason::Systematic, &reply, Some(hints.join("\n")));
         }
         if attempt >= self.retries.attempts() {
             return self.escalate(Reason::BudgetExhausted, &reply, None);
         }
         if let Some(budget) = self.token_budget {
-            let spent: u64 = self.attempt_usage.iter().map(Usage::total).sum();
+            let spent = self.attempt_usage.iter().map(Usage::total).fold(0, u64::saturating_add);
             let next = reply.usage.total();
             if spent.saturating_add(next) > budget {
                 let hint = format!(

@@ -1,77 +1,12 @@
-//! Human review of an escalation: what of the last output can be trusted
-//! ([`Partial`]), and a reviewer's fix held to the same checks as a model's
-//! answer ([`review`]).
+//! Human review of an escalation: a reviewer's fix held to the same checks
+//! as a model's answer ([`review`]). What of the last output can be trusted
+//! is the escalation's own [`Partial`](crate::Partial).
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::outcome::{Escalation, Validated};
 use crate::validate::validate_document;
-use crate::{Document, Extractable, Segment, Violation, Violations};
-
-/// What a reviewer can trust of an escalation's last output.
-///
-/// `held` maps each top-level field (JSON name) of the last output that no
-/// violation of the last attempt names to its value. It passed every layer
-/// that ran on it: when validation stopped at the structure layer, a held
-/// field has the right shape and type, but no semantic check (no
-/// `#[check]`, no quote) ran on it. `failed` maps every other field of the
-/// type to the messages of the violations that name it: an empty list for a
-/// field the output left out with no violation of its own. A violation at
-/// the root (text instead of a tool call, a `with` check over the whole
-/// value) names every field, so nothing is held.
-///
-/// Serializes as `{"held": {...}, "failed": {...}}`, fields in the type's order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Partial {
-    /// Fields that passed, with their values.
-    pub held: Map<String, Value>,
-    /// Fields that did not, with the messages of the violations naming them.
-    pub failed: Map<String, Value>,
-}
-
-impl Partial {
-    /// The partial result of `output` judged by `violations`, over the
-    /// fields `fields` (JSON names, in the type's order; empty: the output's
-    /// own top-level keys).
-    pub(crate) fn of(output: Option<&Value>, violations: Option<&Violations>, fields: &[&str]) -> Partial {
-        let object = output.and_then(Value::as_object);
-        let mut names: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
-        if names.is_empty() {
-            names = object.map(|o| o.keys().cloned().collect()).unwrap_or_default();
-        }
-        let violations: &[Violation] = violations.map(|v| &v[..]).unwrap_or_default();
-        let mut partial = Partial::default();
-        for name in names {
-            let messages: Vec<Value> = violations
-                .iter()
-                .filter(|v| names_field(v, &name))
-                .map(|v| Value::String(v.message.clone()))
-                .collect();
-            match object.and_then(|o| o.get(&name)) {
-                Some(value) if messages.is_empty() => {
-                    partial.held.insert(name, value.clone());
-                }
-                _ => {
-                    partial.failed.insert(name, Value::Array(messages));
-                }
-            }
-        }
-        partial
-    }
-}
-
-/// Whether `violation` concerns the top-level field `name`: one of the paths
-/// it involves starts there, or it sits at the root.
-fn names_field(violation: &Violation, name: &str) -> bool {
-    violation.fields.iter().chain(std::iter::once(&violation.path)).any(|path| {
-        match path.segments().first() {
-            None => true,
-            Some(Segment::Key(key)) => key == name,
-            Some(Segment::Index(_)) => false,
-        }
-    })
-}
+use crate::{Document, Extractable, Violations};
 
 /// Applies a reviewer's `fix` to `escalation`'s last output as a JSON merge
 /// patch (RFC 7396: an object's keys replace or, with `null`, remove the

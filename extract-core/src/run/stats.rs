@@ -287,7 +287,7 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
 }
 
 impl fmt::Display for Stats {
-    /// The figures of the HTML [`Report`](crate::Report), as a terminal table:
+    /// The figures of the HTML report (`extract::Report`), as a terminal table:
     /// outcomes by status and reason, the attempts histogram, the Pareto
     /// table of fingerprints (count, share of failed attempts, cumulative
     /// share of all fingerprint occurrences), tokens in total and by attempt,

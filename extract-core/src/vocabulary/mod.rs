@@ -8,7 +8,7 @@ mod path;
 mod reply;
 mod source;
 pub(crate) mod text;
-mod usage;
+pub(crate) mod usage;
 mod violation;
 
 pub use document::{Content, Document};

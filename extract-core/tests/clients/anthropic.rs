@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
 use extract_core::{
-    Correction, Document, Error, Model, Prompt, Reply, ReplyContent, Tool, Truncation, Usage,
+    Correction, Document, Error, Extractor, Model, Outcome, Prompt, Reason, Reply, ReplyContent, Retries,
+    Tool, Truncation, Usage, Violations,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -293,6 +294,78 @@ async fn a_429_with_retry_after_one_second_is_waited_out_then_succeeds() {
     assert_eq!(server.requests().len(), 2);
     // The backoff is 5 ms here, so a wait of a second is the server's retry-after.
     assert!(started.elapsed() >= Duration::from_millis(950), "waited only {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_retry_after_of_u64_max_seconds_with_huge_backoff_settings_neither_panics_nor_waits() {
+    let forever = u64::MAX.to_string();
+    let server = Server::start(vec![reply(
+        429,
+        &[("retry-after", &forever), ("retry-after-ms", &forever)],
+        api_error("rate_limit_error", "come back never"),
+    )])
+    .await;
+    // The pause every clone shares is set from the backoff: here `Duration::MAX`.
+    let client =
+        builder(&server).retry_backoff(Duration::MAX, Duration::MAX).transport_retries(0).build().unwrap();
+    let started = Instant::now();
+    let err = client.call(&prompt("doc")).await.unwrap_err();
+    assert!(matches!(err, Error::Api { status: 429, .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// A reply whose usage claims `input_tokens` (as JSON text, so it may be past `u64::MAX`).
+fn claiming(input_tokens: &str, total: &str) -> Step {
+    let body = format!(
+        r#"{{"id":"msg_01","type":"message","role":"assistant","model":"m","stop_reason":"tool_use",
+            "content":[{{"type":"tool_use","id":"toolu_01","name":"record_invoice","input":{{"total":{total}}}}}],
+            "usage":{{"input_tokens":{input_tokens},"output_tokens":7,"cache_read_input_tokens":{input_tokens}}}}}"#
+    );
+    reply(200, &[], body)
+}
+
+fn needs_total_of_two(output: &Value, _: &str) -> Result<f64, Violations> {
+    match output["total"].as_f64() {
+        Some(total) if total == 2.0 => Ok(total),
+        _ => Err(Violations::one(extract_core::Violation::new(
+            extract_core::Layer::Semantic,
+            extract_core::Code::CHECK_FAILED,
+            extract_core::FieldPath::root().key("total"),
+            "the total is 2",
+        ))),
+    }
+}
+
+#[tokio::test]
+async fn token_counts_past_u64_max_saturate_when_read_and_when_summed() {
+    let server = Server::start(vec![
+        claiming("18446744073709551615", "1"),
+        // Past u64::MAX: read as the most there is, not a broken reply.
+        claiming("18446744073709551616", "2"),
+    ])
+    .await;
+    let extractor = Extractor::new(builder(&server).build().unwrap()).retries(Retries::new(1).unwrap());
+    let outcome = extractor.extract_with(tool(), "Total: 2", needs_total_of_two).await.unwrap();
+    let Outcome::Valid(valid) = outcome else { panic!("{outcome:?}") };
+    assert_eq!(valid.attempts(), 2);
+    let usage = valid.usage();
+    assert_eq!(usage, Usage::new(u64::MAX, 14).with_cache(u64::MAX, 0), "{usage:?}");
+    assert_eq!(usage.total(), u64::MAX);
+}
+
+#[tokio::test]
+async fn a_reply_claiming_u64_max_tokens_spends_the_budget_instead_of_wrapping_it() {
+    let server =
+        Server::start(vec![claiming("18446744073709551615", "1"), claiming("18446744073709551615", "2")])
+            .await;
+    let extractor = Extractor::new(builder(&server).build().unwrap())
+        .retries(Retries::new(2).unwrap())
+        .token_budget(1_000);
+    let outcome = extractor.extract_with(tool(), "Total: 2", needs_total_of_two).await.unwrap();
+    let Outcome::Escalated(escalation) = outcome else { panic!("{outcome:?}") };
+    assert_eq!(escalation.reason, Reason::BudgetExhausted);
+    assert_eq!(escalation.attempts(), 1, "no second call once the budget is spent");
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]

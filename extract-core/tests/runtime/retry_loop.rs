@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use extract::testing::Scripted;
+use extract::testing::{ScriptExhausted, Scripted};
 use extract::{
     BlockKind, Code, Error, Extractor, FieldPath, Layer, Model, Outcome, Prompt, Reason, Reply, Retries,
     Stats, Tool, Usage, Violation, Violations,
@@ -438,8 +438,12 @@ fn a_dry_script_is_an_error_not_an_outcome() {
         .retries(retries(2))
         .extract_with_blocking(tool(), DOC_A, validate_invoice)
         .unwrap_err();
-    // The failure is the dry script; the error keeps the attempt made before it.
-    assert!(matches!(err.root(), Error::ScriptExhausted { call: 2 }), "{err}");
+    // The failure is the dry script, kept as the cause (through the
+    // attempts' wrapper too); the error keeps the attempt made before it.
+    assert!(matches!(err.root(), Error::Other(_)), "{err:?}");
+    let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<ScriptExhausted>());
+    assert_eq!(cause, Some(&ScriptExhausted { call: 2 }), "{err}");
+    assert!(err.to_string().contains("no reply left for call 2"), "{err}");
     assert_eq!(err.attempts().len(), 1);
     assert_eq!(err.attempts()[0].violations[0].code, "check_failed");
 }

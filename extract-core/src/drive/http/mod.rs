@@ -33,6 +33,7 @@ macro_rules! transport_setters {
             /// The backoff used when the server gives no usable `retry-after`:
             /// `initial` doubling per retry up to `max`, less up to 25 % jitter.
             /// Default 0.5 s and 8 s, as in the official SDKs; tests set it lower.
+            /// No wait is longer than 15 minutes, whatever is set here.
             pub fn retry_backoff(
                 mut self,
                 initial: std::time::Duration,

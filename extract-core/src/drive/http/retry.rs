@@ -8,7 +8,8 @@
 //! - the wait is the server's `retry-after-ms`, else its `retry-after`
 //!   (seconds or an HTTP date), when that is more than 0 and at most 60 s;
 //!   otherwise an exponential backoff (0.5 s doubling to at most 8 s by
-//!   default) with up to 25 % jitter taken off.
+//!   default) with up to 25 % jitter taken off; no wait is longer than
+//!   [`MAX_WAIT`], whatever the backoff settings.
 //!
 //! One exception the SDKs do not make: a 429 whose error code says a spend
 //! limit or quota is exhausted ([`UNRETRYABLE_CODES`]) is never retried,
@@ -83,8 +84,14 @@ pub(crate) fn backoff(retry: u32, initial: Duration, max: Duration, jitter: f64)
     Duration::try_from_secs_f64(capped * (1.0 - 0.25 * jitter)).unwrap_or(max)
 }
 
+/// The longest any one wait may be, whatever the backoff settings say: a
+/// wait is added to the clock (`Instant + Duration` panics past its end)
+/// and it shares a pause with every clone of a client.
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
+
 /// How long to wait before retry number `retry`: the server's delay when it is
-/// more than zero and at most [`MAX_TRUSTED_RETRY_AFTER`], else the backoff.
+/// more than zero and at most [`MAX_TRUSTED_RETRY_AFTER`], else the backoff;
+/// never more than [`MAX_WAIT`].
 pub(crate) fn delay(
     retry: u32,
     server: Option<Duration>,
@@ -92,10 +99,11 @@ pub(crate) fn delay(
     max: Duration,
     jitter: f64,
 ) -> Duration {
-    match server {
+    let wait = match server {
         Some(d) if !d.is_zero() && d <= MAX_TRUSTED_RETRY_AFTER => d,
         _ => backoff(retry, initial, max, jitter),
-    }
+    };
+    wait.min(MAX_WAIT)
 }
 
 #[cfg(test)]
@@ -106,6 +114,14 @@ mod tests {
     fn huge_backoff_settings_saturate_instead_of_panicking() {
         assert_eq!(backoff(0, Duration::MAX, Duration::MAX, 0.0), Duration::MAX);
         assert_eq!(backoff(62, Duration::from_secs(10), Duration::MAX, 0.0), Duration::MAX);
+        // A wait is added to the clock: it is capped, and a huge retry-after is not trusted.
+        assert_eq!(delay(0, None, Duration::MAX, Duration::MAX, 0.0), MAX_WAIT);
+        let forever = server_delay(None, Some("18446744073709551615"), SystemTime::now());
+        assert!(
+            std::time::Instant::now()
+                .checked_add(delay(0, forever, Duration::MAX, Duration::MAX, 0.0))
+                .is_some()
+        );
     }
 
     const INITIAL: Duration = Duration::from_millis(500);

@@ -465,7 +465,10 @@ impl Transport {
     /// Makes every request through this transport wait `wait` from now
     /// (extending, never shortening, a pause already set).
     fn pause_all(&self, wait: Duration) {
-        let until = Instant::now() + wait;
+        // `wait` is capped by `retry::delay`; a checked sum all the same, as
+        // a pause far past any clock is no pause worth panicking over.
+        let now = Instant::now();
+        let until = now.checked_add(wait).or_else(|| now.checked_add(retry::MAX_WAIT)).unwrap_or(now);
         let mut paused = self.paused_until.lock().expect("no thread panics holding the pause");
         if paused.is_none_or(|current| current < until) {
             *paused = Some(until);

@@ -8,17 +8,30 @@
 //! text that came from a model or a caller (document ids, messages, field
 //! names, fix hints, quotes) goes through [`escape`].
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use super::stats::{ParetoRow, percent};
-use super::{Escalation, Outcome, Reason, Stats};
+use crate::run::{ParetoRow, percent};
 use crate::vocabulary::text::shorten;
-use crate::{Source, Usage};
+use crate::{Escalation, Outcome, Reason, Source, Stats, Usage};
 
 /// The most bars the Pareto chart draws; the rest are summed into one last bar.
 const PARETO_BARS: usize = 15;
 /// The most characters of a quote the page shows (its span locates the rest).
 const QUOTE_CHARS: usize = 400;
+/// The most rows a table shows (fingerprints, escalations, quotes), the
+/// rest summed up in one last row: a model that invents 20,000 keys makes
+/// 20,000 fingerprints, and the page stays one a browser opens.
+const TABLE_ROWS: usize = 100;
+/// The most failing fields, and quotes, one escalation's row shows.
+const ROW_ITEMS: usize = 12;
+/// The most characters of a fix hint one escalation's row shows.
+const HINT_CHARS: usize = 2_000;
+/// The most messages one failing field shows.
+const FIELD_MESSAGES: usize = 3;
+/// The most characters of a field name or a fingerprint the page shows
+/// (a model chooses keys, and a key can be any length).
+const NAME_CHARS: usize = 160;
 
 /// A self-contained HTML report of a run: one page, inline CSS and SVG, no
 /// script and nothing to fetch, so it can be mailed, archived and opened
@@ -34,6 +47,12 @@ const QUOTE_CHARS: usize = 400;
 /// its byte span) appear beside its escalation, or in a table of their own
 /// for documents that were valid. [`Stats`]' `Display` shows the same
 /// figures as text.
+///
+/// Each table shows its first [`TABLE_ROWS`] rows (fingerprints most
+/// frequent first, escalations and quotes in the order given) and says how
+/// many more there are; an escalation's row shows its first [`ROW_ITEMS`]
+/// failing fields and quotes, so the page stays small however many keys a
+/// model invents. The packets and [`Stats`] hold everything.
 ///
 /// `Display` writes the page; [`html`](Report::html) returns it.
 ///
@@ -127,8 +146,14 @@ impl<'a> Report<'a> {
         self.to_string()
     }
 
-    fn sources_of<'s>(&'s self, document_id: &'s str) -> impl Iterator<Item = &'a Source> + 's {
-        self.sources.iter().filter(move |(id, _)| *id == document_id).flat_map(|(_, sources)| sources.iter())
+    /// Every document's sources, by id (one pass, where a lookup per row
+    /// would be quadratic in a large run).
+    fn sources_by_id(&self) -> BTreeMap<&'a str, Vec<&'a Source>> {
+        let mut by_id: BTreeMap<&str, Vec<&Source>> = BTreeMap::new();
+        for (id, sources) in &self.sources {
+            by_id.entry(id).or_default().extend(sources.iter());
+        }
+        by_id
     }
 }
 
@@ -174,7 +199,8 @@ impl Report<'_> {
                 "<p class=\"note\">{listed} escalation(s) listed; the statistics count {escalated}.</p>"
             )?;
         }
-        let quotes = self.escalations.iter().any(|(id, _)| self.sources_of(id).next().is_some());
+        let sources = self.sources_by_id();
+        let quotes = self.escalations.iter().any(|(id, _)| sources.contains_key(id));
         f.write_str(
             "<table class=\"escalations\">\n<thead><tr><th class=\"col-document\">document</th><th class=\"col-reason\">reason</th>\
              <th class=\"num col-attempts\">attempts</th><th class=\"col-fields\">failing fields</th><th>fix hint</th>",
@@ -183,7 +209,7 @@ impl Report<'_> {
             f.write_str("<th class=\"col-quotes\">quotes</th>")?;
         }
         f.write_str("</tr></thead>\n<tbody>\n")?;
-        for (id, escalation) in &self.escalations {
+        for (id, escalation) in self.escalations.iter().take(TABLE_ROWS) {
             write!(
                 f,
                 "<tr data-document=\"{id}\"><td><code>{id}</code></td>\
@@ -195,26 +221,25 @@ impl Report<'_> {
             failing_fields(f, escalation)?;
             f.write_str("</td><td>")?;
             match &escalation.fix_hint {
-                Some(hint) => write!(f, "{}", escape(hint))?,
+                Some(hint) => write!(f, "{}", escape(&shorten(hint, HINT_CHARS)))?,
                 None => f.write_str("<span class=\"muted\">none</span>")?,
             }
             f.write_str("</td>")?;
             if quotes {
                 f.write_str("<td>")?;
-                source_list(f, self.sources_of(id))?;
+                source_list(f, sources.get(id).map(Vec::as_slice).unwrap_or_default())?;
                 f.write_str("</td>")?;
             }
             f.write_str("</tr>\n")?;
         }
+        more_rows(f, listed.saturating_sub(TABLE_ROWS), "escalation", 5 + usize::from(quotes))?;
         f.write_str("</tbody>\n</table>\n</section>\n")
     }
 
     fn quote_table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let valid: Vec<&(&str, &[Source])> = self
-            .sources
-            .iter()
-            .filter(|(id, _)| !self.escalations.iter().any(|(escalated, _)| escalated == id))
-            .collect();
+        let escalated: BTreeSet<&str> = self.escalations.iter().map(|(id, _)| *id).collect();
+        let valid: Vec<&(&str, &[Source])> =
+            self.sources.iter().filter(|(id, _)| !escalated.contains(id)).collect();
         if valid.is_empty() {
             return Ok(());
         }
@@ -224,19 +249,20 @@ impl Report<'_> {
              <table class=\"quotes\">\n<thead><tr><th>document</th><th>field</th><th>quote</th>\
              <th>span</th></tr></thead>\n<tbody>\n",
         )?;
-        for (id, sources) in valid {
-            for source in *sources {
-                writeln!(
-                    f,
-                    "<tr data-document=\"{id}\"><td><code>{id}</code></td><td><code>{path}</code></td>\
-                     <td class=\"quote\">{quote}</td><td>{span}</td></tr>",
-                    id = escape(id),
-                    path = escape(&source.path.to_string()),
-                    quote = escape(&shorten(&source.quote, QUOTE_CHARS)),
-                    span = span(source),
-                )?;
-            }
+        let quotes = valid.iter().map(|(_, sources)| sources.len()).sum::<usize>();
+        let shown = valid.iter().flat_map(|(id, sources)| sources.iter().map(move |source| (id, source)));
+        for (id, source) in shown.take(TABLE_ROWS) {
+            writeln!(
+                f,
+                "<tr data-document=\"{id}\"><td><code>{id}</code></td><td><code>{path}</code></td>\
+                 <td class=\"quote\">{quote}</td><td>{span}</td></tr>",
+                id = escape(id),
+                path = escape(&shorten(&source.path.to_string(), NAME_CHARS)),
+                quote = escape(&shorten(&source.quote, QUOTE_CHARS)),
+                span = span(source),
+            )?;
         }
+        more_rows(f, quotes.saturating_sub(TABLE_ROWS), "quote", 4)?;
         f.write_str("</tbody>\n</table>\n</section>\n")
     }
 }
@@ -248,33 +274,54 @@ fn failing_fields(f: &mut fmt::Formatter<'_>, escalation: &Escalation) -> fmt::R
         return f.write_str("<span class=\"muted\">none named</span>");
     }
     f.write_str("<ul class=\"fields\">")?;
-    for (field, messages) in failed {
-        write!(f, "<li><code>{}</code>", escape(field))?;
+    for (field, messages) in failed.iter().take(ROW_ITEMS) {
+        write!(f, "<li><code>{}</code>", escape(&shorten(field, NAME_CHARS)))?;
         let messages: Vec<&str> =
             messages.as_array().into_iter().flatten().filter_map(|m| m.as_str()).collect();
         if messages.is_empty() {
             f.write_str(" <span class=\"muted\">absent</span>")?;
         }
-        for message in messages {
+        for message in messages.iter().take(FIELD_MESSAGES) {
             write!(f, "<div class=\"message\">{}</div>", escape(message))?;
         }
+        if messages.len() > FIELD_MESSAGES {
+            write!(f, "<div class=\"muted more\">and {} more</div>", messages.len() - FIELD_MESSAGES)?;
+        }
         f.write_str("</li>")?;
+    }
+    if failed.len() > ROW_ITEMS {
+        write!(f, "<li class=\"muted more\">and {} more fields</li>", failed.len() - ROW_ITEMS)?;
     }
     f.write_str("</ul>")
 }
 
-fn source_list<'s>(f: &mut fmt::Formatter<'_>, sources: impl Iterator<Item = &'s Source>) -> fmt::Result {
+fn source_list(f: &mut fmt::Formatter<'_>, sources: &[&Source]) -> fmt::Result {
     f.write_str("<ul class=\"sources\">")?;
-    for source in sources {
+    for source in sources.iter().take(ROW_ITEMS) {
         write!(
             f,
             "<li><code>{}</code> <q>{}</q> <span class=\"span\">{}</span></li>",
-            escape(&source.path.to_string()),
+            escape(&shorten(&source.path.to_string(), NAME_CHARS)),
             escape(&shorten(&source.quote, QUOTE_CHARS)),
             span(source)
         )?;
     }
+    if sources.len() > ROW_ITEMS {
+        write!(f, "<li class=\"muted more\">and {} more quotes</li>", sources.len() - ROW_ITEMS)?;
+    }
     f.write_str("</ul>")
+}
+
+/// The last row of a table cut at [`TABLE_ROWS`]: how many `noun`s it leaves out.
+fn more_rows(f: &mut fmt::Formatter<'_>, left_out: usize, noun: &str, columns: usize) -> fmt::Result {
+    if left_out == 0 {
+        return Ok(());
+    }
+    writeln!(
+        f,
+        "<tr class=\"more\"><td colspan=\"{columns}\" class=\"muted\">and {}, not shown</td></tr>",
+        crate::vocabulary::text::count(left_out, &format!("more {noun}"))
+    )
 }
 
 /// The last `max_chars` characters of `path`, starting `…` when cut: the end
@@ -431,7 +478,7 @@ impl Axis {
             for m in [1, 2, 5] {
                 let step = unit.saturating_mul(m);
                 if step.saturating_mul(4) >= max {
-                    let top = max.div_ceil(step).max(1) * step;
+                    let top = max.div_ceil(step).max(1).saturating_mul(step);
                     return Axis { top, step };
                 }
             }
@@ -581,7 +628,7 @@ fn pareto_bars(
             ParetoBar {
                 rank: format!("#{}", i + 1),
                 path: tail(path, path_chars),
-                tip: format!("#{} {}", i + 1, row.fingerprint),
+                tip: format!("#{} {}", i + 1, shorten(&row.fingerprint.to_string(), NAME_CHARS)),
                 count: row.count,
                 running: row.running,
                 occurrences: row.occurrences,
@@ -625,7 +672,7 @@ fn pareto(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
             "<div class=\"callout\" id=\"dominant\"><div class=\"label\">Dominant failure</div>\
              <div><code>{}</code>: in <b>{}</b> of {} failed attempts ({:.1}%)</div>\
              <div class=\"fix\"><b>Fix:</b> {}</div></div>",
-            escape(&d.fingerprint.to_string()),
+            escape(&shorten(&d.fingerprint.to_string(), NAME_CHARS)),
             d.count,
             failed,
             100.0 * d.share,
@@ -709,7 +756,7 @@ fn pareto(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
          <th class=\"num\">failed attempts</th><th class=\"num\">share</th><th class=\"num\">cumulative</th>\
          </tr></thead>\n<tbody>\n",
     )?;
-    for (i, row) in rows.iter().enumerate() {
+    for (i, row) in rows.iter().enumerate().take(TABLE_ROWS) {
         let is_dominant = dominant.as_ref().is_some_and(|d| &d.fingerprint == row.fingerprint);
         writeln!(
             f,
@@ -717,12 +764,13 @@ fn pareto(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
              <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             if is_dominant { " class=\"dominant\"" } else { "" },
             i + 1,
-            escape(&row.fingerprint.to_string()),
+            escape(&shorten(&row.fingerprint.to_string(), NAME_CHARS)),
             row.count,
             percent(row.count, failed),
             percent(row.running, row.occurrences)
         )?;
     }
+    more_rows(f, rows.len().saturating_sub(TABLE_ROWS), "fingerprint", 5)?;
     f.write_str("</tbody>\n</table>\n</section>\n")
 }
 
@@ -740,7 +788,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
     let by_attempt = stats.usage_by_attempt();
     let total = stats.usage();
     f.write_str("<section id=\"usage\">\n<h2>Tokens by attempt</h2>\n")?;
-    let attributed: u64 = by_attempt.values().map(Usage::total).sum();
+    let attributed = by_attempt.values().map(Usage::total).fold(0, u64::saturating_add);
     if total.total() == 0 {
         f.write_str("<p class=\"note\">No tokens were recorded (the model reported no usage).</p>\n")?;
     } else {
@@ -756,7 +804,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
                 if tokens == 0 {
                     continue;
                 }
-                let (y0, y1) = (plot.y(&axis, below), plot.y(&axis, below + tokens));
+                let (y0, y1) = (plot.y(&axis, below), plot.y(&axis, below.saturating_add(tokens)));
                 write!(
                     f,
                     "<rect class=\"fill-{key}\" x=\"{:.1}\" y=\"{y1:.1}\" width=\"{w:.1}\" height=\"{:.1}\">\
@@ -764,7 +812,7 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
                     x - w / 2.0,
                     y0 - y1
                 )?;
-                below += tokens;
+                below = below.saturating_add(tokens);
             }
             writeln!(
                 f,
