@@ -23,7 +23,7 @@ use tracing::warn;
 use super::builder::Mode;
 #[cfg(test)]
 use crate::run::answer_through_tool;
-use crate::run::system_answering_through_tool;
+use crate::run::{answer_as_json, system_answering_through_tool};
 use crate::schema::keywords;
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
@@ -71,15 +71,6 @@ pub(crate) struct Request<'a> {
     pub strict: bool,
     pub mode: Mode,
     pub choice: ToolChoice,
-}
-
-/// The system note of the response-format mode, where there is no tool to call.
-pub(crate) fn answer_as_json(tool: &str) -> String {
-    format!(
-        "No tool is available in this conversation. Where these instructions say to call the tool \
-         `{tool}`, answer instead with its complete input object alone, as JSON that follows the \
-         response format `{tool}`, with no text before or after it."
-    )
 }
 
 /// The request body for `prompt`; `Err` (configuration) for a PDF without
