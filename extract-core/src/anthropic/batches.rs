@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+use super::builder::Mode;
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
@@ -318,7 +319,7 @@ impl Batches {
                 entry.run.prompt(),
                 &self.client().model,
                 self.client().max_tokens,
-                choice,
+                self.client().ask(choice),
                 document_as,
             );
             let line = body.and_then(|params| {
@@ -416,8 +417,9 @@ impl Batches {
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
+        let mode = self.client().mode;
         let mut handle = |line: &[u8]| -> Result<(), Failure> {
-            state.result(batch, &attempts, &tool, line).map_err(|e| Failure::Abort(Box::new(e)))
+            state.result(batch, &attempts, (&tool, mode), line).map_err(|e| Failure::Abort(Box::new(e)))
         };
         let fetched = self.client().transport.get_lines(&path, response::api_error, &mut handle).await;
         match fetched {
@@ -550,7 +552,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         &mut self,
         batch: &str,
         attempts: &BTreeMap<&str, u32>,
-        tool: &str,
+        (tool, mode): (&str, Mode),
         line: &[u8],
     ) -> Result<(), Error> {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -576,7 +578,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         match parsed.result {
             BatchResult::Succeeded { message } => {
                 let bytes = serde_json::to_vec(&message).unwrap_or_default();
-                match response::reply(&bytes, tool) {
+                match response::reply(&bytes, tool, mode) {
                     Ok(reply) => self.reply(&id, batch, reply),
                     Err(error) => self.fail(&id, error, Some(batch)),
                 }

@@ -10,7 +10,9 @@
 //!   forces it, or asks for `"required"` or `"auto"` where forcing is refused.
 //! - [`Mode::JsonSchema`]: `response_format` holds the schema; no tools.
 //! - `strict` and the strict schema only when strict is on (see
-//!   [`ClientBuilder::strict`](super::ClientBuilder::strict)).
+//!   [`ClientBuilder::strict`](super::ClientBuilder::strict)), and never for
+//!   a patch correction (`patch_output`, whose untyped `value` strict mode
+//!   cannot express).
 //! - `max_completion_tokens` (OpenAI's own API) or `max_tokens` (any other
 //!   server), only when set.
 
@@ -77,7 +79,10 @@ pub(crate) struct Request<'a> {
 /// a text layer, which this API has no way to carry.
 pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Error> {
     let tool = &prompt.tool;
-    let (schema, strict) = match request.strict.then(|| strict_schema(tool)).flatten() {
+    // A patch correction's `value` is untyped, which strict mode cannot
+    // express: the patch tool (or response format) is sent non-strict.
+    let strict = request.strict && !prompt.asks_for_patch();
+    let (schema, strict) = match strict.then(|| strict_schema(tool)).flatten() {
         Some(schema) => (schema, true),
         None => (tool.input_schema.clone(), false),
     };
