@@ -8,5 +8,6 @@ mod support;
 
 mod documents;
 mod over_http;
+mod patch;
 mod request_bytes;
 mod scripted;
