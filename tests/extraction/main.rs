@@ -9,5 +9,6 @@ mod support;
 mod documents;
 mod over_http;
 mod patch;
+mod patch_cost;
 mod request_bytes;
 mod scripted;
