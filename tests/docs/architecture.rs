@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 /// The allowed graph, top layer first: a layer may import the layers on the
 /// lines below its own, never one on its own line or above.
 const LAYERS: &[&[&str]] =
-    &[&["anthropic", "openai"], &["drive"], &["run"], &["validate"], &["schema"], &["vocabulary"]];
+    &[&["anthropic", "openai"], &["drive", "inspect"], &["run"], &["validate"], &["schema"], &["vocabulary"]];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("extract-core/src")
