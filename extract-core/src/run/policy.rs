@@ -277,11 +277,12 @@ impl<T> Run<T> {
     }
 
     /// The reply judged, and what the attempt produced. In a patch
-    /// correction a call of `patch_output` (or an unnamed call whose input
-    /// is `{"patch": [...]}` alone) is applied to the base and the result
-    /// validated; a call of the type's tool, or an unnamed call of any
-    /// other object, is judged as a full answer; anything else is judged
-    /// against `patch_output`, the tool that was asked for.
+    /// correction an input that is `{"patch": ...}` alone, in a call of
+    /// `patch_output` or an unnamed one, is applied to the base and the
+    /// result validated; any other input of `patch_output`, of the type's
+    /// tool or of an unnamed call is judged as a full answer; anything else
+    /// (text, another tool) is judged against `patch_output`, the tool that
+    /// was asked for.
     fn judge(&self, reply: &Reply) -> (Result<Accepted<T>, Violations>, Produced) {
         let base = self.base.as_ref().filter(|_| self.prompt.asks_for_patch());
         let Some(base) = base else {
@@ -297,7 +298,8 @@ impl<T> Run<T> {
             Ok(input) => input,
             Err(violations) => return (Err(violations), Produced::Reply),
         };
-        if asked != PATCH_TOOL || (name.is_none() && !is_patch_input(&input)) {
+        // A full object, even in a call of `patch_output`, is a full answer.
+        if asked != PATCH_TOOL || !is_patch_input(&input) {
             return (self.validate(&input), Produced::Reply);
         }
         let patch = input.get("patch").cloned().unwrap_or_else(|| input.clone().into_owned());
@@ -460,6 +462,41 @@ mod tests {
         assert_eq!(run.attempt(), 2);
         assert_eq!(prompt.document, "the doc");
         assert_eq!(&prompt, run.prompt());
+    }
+
+    #[test]
+    fn a_patch_correction_applies_patches_and_judges_full_objects_as_usual() {
+        let patch = |ops: Value| Reply::named_tool_call(PATCH_TOOL, json!({ "patch": ops }));
+        let mut run =
+            Run::new(tool(), "d", Retries::new(3).unwrap(), needs_total).corrections(Corrections::Patch);
+        let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"note": "x"}))) else { panic!() };
+        assert!(second.asks_for_patch());
+        assert_eq!(second.tool.name, PATCH_TOOL);
+        assert!(
+            second.system.contains("Answer only by calling the tool `patch_output`"),
+            "{}",
+            second.system
+        );
+        assert!(!second.system.contains("`record`"), "{}", second.system);
+        // An operation that does not apply leaves the base as it was.
+        let Next::Call(third) = run.on_reply(patch(json!([{"op": "remove", "path": "/total"}]))) else {
+            panic!()
+        };
+        assert_eq!(run.failed_attempts()[1].violations[0].code, "invalid_patch");
+        assert!(third.correction.as_ref().unwrap().previous_output.contains("\"note\""));
+        // A full object sent through `patch_output` is a full answer.
+        match run.on_reply(Reply::named_tool_call(PATCH_TOOL, json!({"total": 2.0}))) {
+            Next::Done(Outcome::Valid(v)) => assert_eq!(*v.value(), 2.0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_mode_corrections_keep_the_type_tool() {
+        let mut run = Run::new(tool(), "d", Retries::default(), needs_total);
+        let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"a": 1}))) else { panic!() };
+        assert!(!second.asks_for_patch());
+        assert_eq!(second.tool.name, "record");
     }
 
     #[test]
