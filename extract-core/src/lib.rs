@@ -30,9 +30,9 @@ pub use drive::testing;
 pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
 pub use inspect::Report;
 pub use run::{
-    Block, BlockKind, Correction, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt, Next,
-    Outcome, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated, review,
-    system_instructions,
+    Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
+    Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated,
+    apply_patch, patch_tool, review, system_instructions,
 };
 pub use schema::{StrictError, Tool};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};

@@ -8,5 +8,7 @@ mod support;
 
 mod documents;
 mod over_http;
+mod patch;
+mod patch_cost;
 mod request_bytes;
 mod scripted;

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+use super::builder::Mode;
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
@@ -473,7 +474,7 @@ impl Batches {
                 entry.run.prompt(),
                 &self.client().model,
                 self.client().max_tokens,
-                choice,
+                self.client().ask(choice),
                 document_as,
             );
             let line = body.and_then(|params| {
@@ -580,6 +581,7 @@ impl Batches {
             .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
         let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
         let tool = T::tool().name;
+        let mode = self.client().mode;
         // The lines are handled (and journalled, off the async threads) as
         // they arrive, while the rest of the file is read.
         let (lines, mut arriving) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
@@ -592,7 +594,7 @@ impl Batches {
         };
         let handle = async {
             while let Some(line) = arriving.recv().await {
-                state.result(batch, &attempts, &tool, &line).await?;
+                state.result(batch, &attempts, (&tool, mode), &line).await?;
             }
             Ok::<_, Error>(())
         };
@@ -725,7 +727,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         &mut self,
         batch: &str,
         attempts: &BTreeMap<&str, u32>,
-        tool: &str,
+        (tool, mode): (&str, Mode),
         line: &[u8],
     ) -> Result<(), Error> {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -751,7 +753,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         match parsed.result {
             BatchResult::Succeeded { message } => {
                 let bytes = serde_json::to_vec(&message).unwrap_or_default();
-                match response::reply(&bytes, tool) {
+                match response::reply(&bytes, tool, mode) {
                     Ok(reply) => self.reply(&id, batch, reply).await,
                     Err(error) => self.fail(&id, error, Some(batch)).await,
                 }

@@ -53,6 +53,39 @@ pub(super) const API_KEY_VAR: &str = "ANTHROPIC_API_KEY";
 pub(super) const BASE_URL_VAR: &str = "ANTHROPIC_BASE_URL";
 pub(super) const MODEL_VAR: &str = "ANTHROPIC_MODEL";
 pub(super) const DOCUMENT_BLOCKS_VAR: &str = "ANTHROPIC_DOCUMENT_BLOCKS";
+pub(super) const MODE_VAR: &str = "ANTHROPIC_MODE";
+
+/// How a request asks Claude for the tool's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The tool, forced where the model allows it (else `auto` with the
+    /// strict tool); the input is the `tool_use` block's. The default.
+    #[default]
+    Tool,
+    /// Claude's JSON outputs: `output_config: {"format": {"type":
+    /// "json_schema", "schema": ...}}` and no tool; the input is the
+    /// reply's text, parsed by the syntax layer. The schema is the tool's
+    /// strict copy ([`Tool::strict`](crate::Tool::strict)): JSON outputs
+    /// take the same subset as strict tools (every object closed, no
+    /// recursion, at most 24 optional and 16 union-typed properties), and a
+    /// schema over those limits is an [`Error::Config`] naming the limit,
+    /// before any request is sent. Structured outputs are documented for
+    /// Claude Opus 4.5 and 4.6, Sonnet 4.5 and 4.6, Haiku 4.5 and later
+    /// models; another model answers with a 400 ([`Error::Api`](crate::Error::Api)).
+    /// A `refusal` or `max_tokens` stop is a refusal or a truncated reply, as
+    /// in tool mode.
+    JsonSchema,
+}
+
+impl Mode {
+    /// `tool` or `json_schema`, as `ANTHROPIC_MODE` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Tool => "tool",
+            Mode::JsonSchema => "json_schema",
+        }
+    }
+}
 pub(super) const REDACTED: &str = "[redacted]";
 
 /// Configures a [`Client`]; see [`Client::builder`].
@@ -64,6 +97,7 @@ pub struct ClientBuilder {
     max_tokens: u32,
     settings: Settings,
     document_blocks: Option<bool>,
+    mode: Mode,
 }
 
 impl Default for ClientBuilder {
@@ -72,6 +106,7 @@ impl Default for ClientBuilder {
             api_key: None,
             base_url: DEFAULT_BASE_URL.into(),
             document_blocks: None,
+            mode: Mode::Tool,
             model: DEFAULT_MODEL.into(),
             max_tokens: DEFAULT_MAX_TOKENS,
             settings: Settings {
@@ -108,6 +143,14 @@ impl ClientBuilder {
     /// (`true` or `false`).
     pub fn document_blocks(mut self, on: bool) -> ClientBuilder {
         self.document_blocks = Some(on);
+        self
+    }
+
+    /// How requests ask for the input: the tool ([`Mode::Tool`], the
+    /// default) or Claude's JSON outputs ([`Mode::JsonSchema`]).
+    /// `Client::from_env` reads `ANTHROPIC_MODE` (`tool` or `json_schema`).
+    pub fn mode(mut self, mode: Mode) -> ClientBuilder {
+        self.mode = mode;
         self
     }
 
@@ -152,6 +195,7 @@ impl ClientBuilder {
         let document_blocks = self.document_blocks.unwrap_or_else(|| is_anthropic_api(&self.base_url));
         Ok(Client {
             document_blocks,
+            mode: self.mode,
             transport,
             base_url: mask_credentials(self.base_url.trim().trim_end_matches('/')),
             model: self.model,
@@ -173,6 +217,7 @@ impl fmt::Debug for ClientBuilder {
             .field("transport_retries", &self.settings.retries)
             .field("retry_backoff", &(self.settings.backoff_initial, self.settings.backoff_max))
             .field("document_blocks", &self.document_blocks)
+            .field("mode", &self.mode)
             .finish()
     }
 }

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::warn;
 
 use super::builder::{
-    API_KEY_VAR, BASE_URL_VAR, ClientBuilder, DOCUMENT_BLOCKS_VAR, MODEL_VAR, REDACTED,
+    API_KEY_VAR, BASE_URL_VAR, ClientBuilder, DOCUMENT_BLOCKS_VAR, MODE_VAR, MODEL_VAR, Mode, REDACTED,
     refuses_forced_tool_use,
 };
-use super::request::{self, DocumentAs, ToolChoice};
+use super::request::{self, Ask, DocumentAs, ToolChoice};
 use super::response;
 use crate::drive::http::transport::{Failure, Settings, Transport};
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
@@ -60,6 +60,7 @@ pub struct Client {
     pub(super) settings: Settings,
     pub(super) forced_refused: Arc<AtomicBool>,
     pub(super) document_blocks: bool,
+    pub(super) mode: Mode,
 }
 
 impl fmt::Debug for Client {
@@ -73,6 +74,7 @@ impl fmt::Debug for Client {
             .field("transport_retries", &self.settings.retries)
             .field("forces_tool_choice", &self.forces_tool_choice())
             .field("document_blocks", &self.document_blocks)
+            .field("mode", &self.mode)
             .finish()
     }
 }
@@ -85,7 +87,9 @@ impl Client {
     }
 
     /// A client configured from the environment: `ANTHROPIC_API_KEY`
-    /// (required), and `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL` when set.
+    /// (required), and `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`,
+    /// `ANTHROPIC_DOCUMENT_BLOCKS` (`true` or `false`) and `ANTHROPIC_MODE`
+    /// (`tool` or `json_schema`) when set.
     /// `Err(Error::Config)` naming `ANTHROPIC_API_KEY` when it is absent or empty.
     pub fn from_env() -> Result<Client, Error> {
         let api_key = std::env::var(API_KEY_VAR).ok().filter(|k| !k.trim().is_empty()).ok_or_else(|| {
@@ -110,7 +114,24 @@ impl Client {
                 }
             });
         }
+        if let Some(value) = std::env::var(MODE_VAR).ok().filter(|v| !v.trim().is_empty()) {
+            builder = builder.mode(match value.trim() {
+                "tool" => Mode::Tool,
+                "json_schema" => Mode::JsonSchema,
+                other => {
+                    return Err(Error::config(format!(
+                        "{MODE_VAR} is {}: it takes `tool` or `json_schema`",
+                        crate::quote_prefix(other)
+                    )));
+                }
+            });
+        }
         builder.build()
+    }
+
+    /// How requests ask for the input ([`ClientBuilder::mode`]).
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
 
     /// Whether the document travels as a `document` block (see
@@ -153,13 +174,14 @@ impl Client {
         let mut choice = if self.forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
         loop {
             let document_as = if self.document_blocks { DocumentAs::Block } else { DocumentAs::Text };
-            let body = request::body(prompt, &self.model, self.max_tokens, choice, document_as)?;
+            let body = request::body(prompt, &self.model, self.max_tokens, self.ask(choice), document_as)?;
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
             match self.transport.post(bytes, response::api_error).await {
-                Ok(body) => return response::reply(&body, &prompt.tool.name),
+                Ok(body) => return response::reply(&body, &prompt.tool.name, self.mode),
                 Err(Failure::Api { status, error, .. })
                     if choice == ToolChoice::Forced
+                        && self.mode == Mode::Tool
                         && response::rejects_forced_tool_choice(&error, status) =>
                 {
                     self.forced_refused.store(true, Ordering::Relaxed);
@@ -172,6 +194,16 @@ impl Client {
                 }
                 Err(failure) => return Err(failure.into()),
             }
+        }
+    }
+}
+
+impl Client {
+    /// How a request asks for the input: in tool mode, with `choice`.
+    pub(super) fn ask(&self, choice: ToolChoice) -> Ask {
+        match self.mode {
+            Mode::Tool => Ask::Tool(choice),
+            Mode::JsonSchema => Ask::Json,
         }
     }
 }

@@ -25,6 +25,9 @@
 //!   `retry-after` (up to 60 s), else 0.5 s doubling to 8 s with jitter. A 429
 //!   for an exhausted spend limit, and 400/401/403/404/413, come back at once
 //!   as [`Error::Api`](crate::Error::Api) with the API's type, message and request id.
+//! - **JSON outputs.** With [`Mode::JsonSchema`] the request carries
+//!   `output_config.format` (the tool's strict schema) instead of a tool,
+//!   and the reply's text is the input.
 //! - **Replies.** A `tool_use` block is a tool call; text alone is text;
 //!   `stop_reason` `refusal`, `max_tokens` and `model_context_window_exceeded`
 //!   are a refusal (with `stop_details`) and truncated replies. Usage maps
@@ -49,6 +52,6 @@ pub use crate::drive::http::DEFAULT_BODY_LIMIT;
 pub use batches::{Batches, DEFAULT_POLL_INTERVAL, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, MAX_RESENDS};
 pub use builder::{
     API_VERSION, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
-    DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, refuses_forced_tool_use,
+    DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, Mode, refuses_forced_tool_use,
 };
 pub use client::Client;

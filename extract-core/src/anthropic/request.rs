@@ -12,6 +12,11 @@
 //!   reads tools, system and document from the cache), then either the task
 //!   (first attempt) or the labelled correction blocks.
 //!
+//! - JSON outputs ([`Ask::Json`]): no `tools` and no `tool_choice`;
+//!   `output_config: {"format": {"type": "json_schema", "schema"}}` with the
+//!   tool's strict schema (a patch correction: the patch's), and a system
+//!   note to answer with the input object as JSON.
+//!
 //! `temperature`, `top_p` and `top_k` are never sent: API version
 //! `2026-10-21` answers any of them with a 400.
 
@@ -23,7 +28,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 #[cfg(test)]
 use crate::run::answer_through_tool;
-use crate::run::system_answering_through_tool;
+use crate::run::{answer_as_json, system_answering_through_tool};
 use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
 /// How the request asks for the tool.
@@ -50,48 +55,86 @@ pub(crate) enum DocumentAs {
     Text,
 }
 
+/// How a request asks for the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Through the tool, asked for with this choice.
+    Tool(ToolChoice),
+    /// Through Claude's JSON outputs: `output_config.format`, no tool.
+    Json,
+}
+
 /// The request body for `prompt`; `Err` (configuration) for a PDF without
-/// a text layer when documents go as text.
+/// a text layer when documents go as text, and for JSON outputs of a
+/// schema over their limits (before anything is sent).
 pub(crate) fn body(
     prompt: &Prompt,
     model: &str,
     max_tokens: u32,
-    choice: ToolChoice,
+    ask: Ask,
     document_as: DocumentAs,
 ) -> Result<Value, Error> {
     let tool_name = prompt.tool.name.as_str();
-    let (tool, tool_choice, system) = match choice {
-        ToolChoice::Forced => (
-            prompt.tool.clone(),
-            json!({ "type": "tool", "name": tool_name, "disable_parallel_tool_use": true }),
-            prompt.system.clone(),
-        ),
-        ToolChoice::AutoStrict => {
-            let system = system_answering_through_tool(&prompt.system, tool_name);
-            (
-                strict_or_plain(&prompt.tool),
-                json!({ "type": "auto", "disable_parallel_tool_use": true }),
-                system,
-            )
+    let mut body = json!({ "model": model, "max_tokens": max_tokens });
+    let system = match ask {
+        Ask::Tool(choice) => {
+            let (tool, tool_choice, system) = match choice {
+                ToolChoice::Forced => (
+                    prompt.tool.clone(),
+                    json!({ "type": "tool", "name": tool_name, "disable_parallel_tool_use": true }),
+                    prompt.system.clone(),
+                ),
+                ToolChoice::AutoStrict => {
+                    let system = system_answering_through_tool(&prompt.system, tool_name);
+                    // A patch's untyped `value` is not for strict tools: sent as it is.
+                    let tool = if prompt.asks_for_patch() {
+                        prompt.tool.clone()
+                    } else {
+                        strict_or_plain(&prompt.tool)
+                    };
+                    (tool, json!({ "type": "auto", "disable_parallel_tool_use": true }), system)
+                }
+            };
+            let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
+            if let Some(object) = tool.as_object_mut() {
+                object.insert("cache_control".into(), ephemeral());
+            }
+            body["tools"] = json!([tool]);
+            body["tool_choice"] = tool_choice;
+            system
+        }
+        Ask::Json => {
+            body["output_config"] =
+                json!({ "format": { "type": "json_schema", "schema": json_schema(prompt)? } });
+            let mut system = prompt.system.clone();
+            if !system.trim().is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(&answer_as_json(tool_name));
+            system
         }
     };
-
-    let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
-    if let Some(object) = tool.as_object_mut() {
-        object.insert("cache_control".into(), ephemeral());
-    }
-
-    let mut body = json!({
-        "model": model,
-        "max_tokens": max_tokens,
-        "tools": [tool],
-        "tool_choice": tool_choice,
-        "messages": [{ "role": "user", "content": content(prompt, document_as)? }],
-    });
+    body["messages"] = json!([{ "role": "user", "content": content(prompt, ask, document_as)? }]);
     if !system.is_empty() {
         body["system"] = Value::String(system);
     }
     Ok(body)
+}
+
+/// The schema of Claude's JSON outputs: the tool's strict copy (the same
+/// subset strict tools take), or a configuration error naming the limit
+/// the schema is over. A patch correction's schema is the patch tool's,
+/// closed as JSON outputs require, with its `value` left untyped.
+fn json_schema(prompt: &Prompt) -> Result<Value, Error> {
+    if prompt.asks_for_patch() {
+        return Ok(prompt.tool.input_schema.clone());
+    }
+    prompt.tool.strict().map(|strict| strict.input_schema).map_err(|error| {
+        Error::config(format!(
+            "Claude's JSON outputs (anthropic::Mode::JsonSchema, ANTHROPIC_MODE=json_schema) take the schemas \
+             strict tools take, and {error}; use Mode::Tool for this type"
+        ))
+    })
 }
 
 /// The strict copy of `tool`, or the tool as it is when it cannot be made strict.
@@ -107,7 +150,7 @@ fn strict_or_plain(tool: &Tool) -> Tool {
 
 /// The content blocks of the one user message: the prompt's blocks in order,
 /// less the system and the tool, which the request carries in fields of their own.
-fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error> {
+fn content(prompt: &Prompt, ask: Ask, document_as: DocumentAs) -> Result<Vec<Value>, Error> {
     let mut blocks = Vec::new();
     for block in prompt.blocks() {
         match block.kind {
@@ -119,8 +162,11 @@ fn content(prompt: &Prompt, document_as: DocumentAs) -> Result<Vec<Value>, Error
         }
     }
     if !prompt.is_correction() {
-        blocks
-            .push(text(format!("Call the tool `{}` with the data of the document above.", prompt.tool.name)));
+        let name = &prompt.tool.name;
+        blocks.push(text(match ask {
+            Ask::Tool(_) => format!("Call the tool `{name}` with the data of the document above."),
+            Ask::Json => format!("Answer with the input object of `{name}` for the document above, as JSON."),
+        }));
     }
     Ok(blocks)
 }
@@ -189,7 +235,9 @@ mod tests {
 
     #[test]
     fn forced_body_has_exactly_the_documented_fields() {
-        let body = body(&prompt(), "claude-haiku-5-5", 1024, ToolChoice::Forced, DocumentAs::Block).unwrap();
+        let body =
+            body(&prompt(), "claude-haiku-5-5", 1024, Ask::Tool(ToolChoice::Forced), DocumentAs::Block)
+                .unwrap();
         let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]);
@@ -208,7 +256,8 @@ mod tests {
     #[test]
     fn auto_strict_body_marks_the_tool_and_instructs() {
         let body =
-            body(&prompt(), "claude-opus-5-5", 1024, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
+            body(&prompt(), "claude-opus-5-5", 1024, Ask::Tool(ToolChoice::AutoStrict), DocumentAs::Block)
+                .unwrap();
         assert_eq!(body["tool_choice"], json!({"type": "auto", "disable_parallel_tool_use": true}));
         assert_eq!(body["tools"][0]["strict"], true);
         let system = body["system"].as_str().unwrap();
@@ -220,7 +269,9 @@ mod tests {
     fn auto_strict_does_not_repeat_what_the_built_in_instructions_say() {
         let mut prompt = prompt();
         prompt.system = crate::system_instructions("record_note");
-        let body = body(&prompt, "claude-opus-5-5", 1024, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
+        let body =
+            body(&prompt, "claude-opus-5-5", 1024, Ask::Tool(ToolChoice::AutoStrict), DocumentAs::Block)
+                .unwrap();
         assert_eq!(body["system"], prompt.system.as_str());
         assert_eq!(body["system"].as_str().unwrap().matches("Answer only by calling").count(), 1);
     }
@@ -230,9 +281,12 @@ mod tests {
         let mut prompt = prompt();
         prompt.system.clear();
         assert!(
-            body(&prompt, "m", 1, ToolChoice::Forced, DocumentAs::Block).unwrap().get("system").is_none()
+            body(&prompt, "m", 1, Ask::Tool(ToolChoice::Forced), DocumentAs::Block)
+                .unwrap()
+                .get("system")
+                .is_none()
         );
-        let auto = body(&prompt, "m", 1, ToolChoice::AutoStrict, DocumentAs::Block).unwrap();
+        let auto = body(&prompt, "m", 1, Ask::Tool(ToolChoice::AutoStrict), DocumentAs::Block).unwrap();
         assert_eq!(auto["system"], answer_through_tool("record_note"));
     }
 
@@ -245,7 +299,7 @@ mod tests {
             violations: "a: too small".into(),
             instruction: "Fix only a.".into(),
         });
-        let body = body(&prompt, "m", 1, ToolChoice::Forced, DocumentAs::Block).unwrap();
+        let body = body(&prompt, "m", 1, Ask::Tool(ToolChoice::Forced), DocumentAs::Block).unwrap();
         let content = body["messages"][0]["content"].as_array().unwrap();
         assert_eq!(content.len(), 4);
         assert_eq!(content[0]["type"], "document");

@@ -4,13 +4,15 @@
 //! - `stop_reason: "refusal"` is a refusal, with `stop_details` kept as sent;
 //! - `"max_tokens"` and `"model_context_window_exceeded"` are truncated replies;
 //! - otherwise a `tool_use` block is a tool call, and no `tool_use` is the
-//!   text of the reply (the runtime reads it as `no_tool_call`).
+//!   text of the reply (the runtime reads it as `no_tool_call`; with JSON
+//!   outputs, as the input's JSON text).
 //!
 //! Blocks the client does not use (`thinking`, `redacted_thinking`, ...) are skipped.
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::builder::Mode;
 use crate::drive::http::transport::{ApiError, body_prefix};
 use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
@@ -59,8 +61,10 @@ impl From<WireUsage> for Usage {
     }
 }
 
-/// The reply in a successful response body.
-pub(crate) fn reply(body: &[u8], tool: &str) -> Result<Reply, Error> {
+/// The reply in a successful response body. With JSON outputs
+/// ([`Mode::JsonSchema`]) the text is the input, as raw JSON text for the
+/// syntax layer to parse.
+pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error> {
     let message: Message = serde_json::from_slice(body).map_err(|e| {
         Error::invalid_response(format!(
             "the Messages API returned a body that is not a message ({e}); it begins: {}",
@@ -98,6 +102,7 @@ pub(crate) fn reply(body: &[u8], tool: &str) -> Result<Reply, Error> {
         }
         _ => match call {
             Some((name, input)) => ReplyContent::ToolCall { name: Some(name), input },
+            None if mode == Mode::JsonSchema => ReplyContent::ToolCallText { name: None, json: text },
             None => ReplyContent::Text(text),
         },
     };
@@ -159,7 +164,7 @@ mod tests {
     use super::*;
 
     fn parse(body: Value) -> Reply {
-        reply(body.to_string().as_bytes(), "record").unwrap()
+        reply(body.to_string().as_bytes(), "record", Mode::Tool).unwrap()
     }
 
     #[test]
@@ -240,10 +245,10 @@ mod tests {
 
     #[test]
     fn a_body_that_is_not_a_message_is_an_invalid_response() {
-        let err = reply(b"<html>502 Bad Gateway</html>", "record").unwrap_err();
+        let err = reply(b"<html>502 Bad Gateway</html>", "record", Mode::Tool).unwrap_err();
         assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
         assert!(err.to_string().contains("<html>502 Bad Gateway</html>"), "{err}");
-        let err = reply(br#"{"type":"message"}"#, "record").unwrap_err();
+        let err = reply(br#"{"type":"message"}"#, "record", Mode::Tool).unwrap_err();
         assert!(matches!(err, Error::InvalidResponse(_)), "{err:?}");
     }
 

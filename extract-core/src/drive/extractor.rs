@@ -4,7 +4,9 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::journal::Store;
-use crate::{Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations};
+use crate::{
+    Corrections, Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations,
+};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport, I/O and configuration failures; every
@@ -54,6 +56,7 @@ pub struct Extractor<M> {
     instructions: Option<String>,
     token_budget: Option<u64>,
     trace_content: bool,
+    corrections: Corrections,
 }
 
 impl<M: Model> Extractor<M> {
@@ -65,6 +68,7 @@ impl<M: Model> Extractor<M> {
             instructions: None,
             token_budget: None,
             trace_content: false,
+            corrections: Corrections::Full,
         }
     }
 
@@ -92,6 +96,46 @@ impl<M: Model> Extractor<M> {
     /// default: they are personal data.
     pub fn trace_content(mut self, on: bool) -> Extractor<M> {
         self.trace_content = on;
+        self
+    }
+
+    /// How a correction asks for the fix: [`Corrections::Full`] (the
+    /// default: the complete object again) or [`Corrections::Patch`] (only
+    /// the operations that fix the previous output, through the tool
+    /// `patch_output`; the runtime applies them and validates the whole
+    /// result with all three layers). Journals record each reply as the
+    /// model sent it, and resuming applies a recorded patch again, so a run
+    /// resumes with the setting it was started with.
+    ///
+    /// ```
+    /// use extract::{Corrections, Extractor, Outcome, Tool, Violations};
+    /// use extract::testing::Scripted;
+    /// use serde_json::{json, Value};
+    ///
+    /// let tool = Tool {
+    ///     name: "record_total".into(),
+    ///     description: "Record the total.".into(),
+    ///     input_schema: json!({"type": "object"}),
+    ///     strict: false,
+    /// };
+    /// fn positive(output: &Value, _document: &str) -> Result<f64, Violations> {
+    ///     let total = output["total"].as_f64().unwrap_or(-1.0);
+    ///     if total > 0.0 { return Ok(total) }
+    ///     let at = extract::FieldPath::root().key("total");
+    ///     Err(Violations::one(extract::Violation::new(extract::Layer::Semantic, extract::Code::CHECK_FAILED, at, "must be positive")))
+    /// }
+    /// let model = Scripted::new([
+    ///     json!({"total": -3.0, "currency": "EUR"}),
+    ///     json!({"patch": [{"op": "replace", "path": "/total", "value": 3.0}]}),
+    /// ]);
+    /// let extractor = Extractor::new(model.clone()).corrections(Corrections::Patch);
+    /// let outcome = extractor.extract_with_blocking(tool, "Total: 3 EUR", positive)?;
+    /// assert_eq!(*outcome.valid().unwrap().value(), 3.0);
+    /// assert_eq!(model.prompts()[1].tool.name, "patch_output");
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn corrections(mut self, corrections: Corrections) -> Extractor<M> {
+        self.corrections = corrections;
         self
     }
 
@@ -192,7 +236,7 @@ impl<M: Model> Extractor<M> {
         if let Some(tokens) = self.token_budget {
             run = run.token_budget(tokens);
         }
-        run.trace_content(self.trace_content)
+        run.trace_content(self.trace_content).corrections(self.corrections)
     }
 
     /// The caller's instructions, if any.

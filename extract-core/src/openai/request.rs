@@ -10,7 +10,9 @@
 //!   forces it, or asks for `"required"` or `"auto"` where forcing is refused.
 //! - [`Mode::JsonSchema`]: `response_format` holds the schema; no tools.
 //! - `strict` and the strict schema only when strict is on (see
-//!   [`ClientBuilder::strict`](super::ClientBuilder::strict)).
+//!   [`ClientBuilder::strict`](super::ClientBuilder::strict)), and never for
+//!   a patch correction (`patch_output`, whose untyped `value` strict mode
+//!   cannot express).
 //! - `max_completion_tokens` (OpenAI's own API) or `max_tokens` (any other
 //!   server), only when set.
 
@@ -23,7 +25,7 @@ use tracing::warn;
 use super::builder::Mode;
 #[cfg(test)]
 use crate::run::answer_through_tool;
-use crate::run::system_answering_through_tool;
+use crate::run::{answer_as_json, system_answering_through_tool};
 use crate::schema::keywords;
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
@@ -73,20 +75,14 @@ pub(crate) struct Request<'a> {
     pub choice: ToolChoice,
 }
 
-/// The system note of the response-format mode, where there is no tool to call.
-pub(crate) fn answer_as_json(tool: &str) -> String {
-    format!(
-        "No tool is available in this conversation. Where these instructions say to call the tool \
-         `{tool}`, answer instead with its complete input object alone, as JSON that follows the \
-         response format `{tool}`, with no text before or after it."
-    )
-}
-
 /// The request body for `prompt`; `Err` (configuration) for a PDF without
 /// a text layer, which this API has no way to carry.
 pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Error> {
     let tool = &prompt.tool;
-    let (schema, strict) = match request.strict.then(|| strict_schema(tool)).flatten() {
+    // A patch correction's `value` is untyped, which strict mode cannot
+    // express: the patch tool (or response format) is sent non-strict.
+    let strict = request.strict && !prompt.asks_for_patch();
+    let (schema, strict) = match strict.then(|| strict_schema(tool)).flatten() {
         Some(schema) => (schema, true),
         None => (tool.input_schema.clone(), false),
     };

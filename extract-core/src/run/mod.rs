@@ -8,6 +8,7 @@
 
 mod hint;
 mod outcome;
+mod patch;
 mod policy;
 mod prompt;
 mod retries;
@@ -15,13 +16,14 @@ pub(crate) mod review;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
+pub use patch::{Corrections, PATCH_TOOL, apply_patch, patch_tool};
 pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
 #[cfg(all(test, feature = "http"))]
 pub(crate) use prompt::answer_through_tool;
-#[cfg(feature = "http")]
-pub(crate) use prompt::system_answering_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
+#[cfg(feature = "http")]
+pub(crate) use prompt::{answer_as_json, system_answering_through_tool};
 pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};

@@ -264,12 +264,23 @@ pub struct FailedAttempt {
     pub violations: Violations,
     /// Tokens this attempt spent.
     pub usage: Usage,
+    /// The operations of a patch correction, as the model sent them
+    /// (serialized under `"patch"`, only when there is one): the attempt's
+    /// output is the previous output with them applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Value>,
 }
 
 impl FailedAttempt {
     /// A failed attempt (for backends and drivers outside the crate that build their own chains).
     pub fn new(attempt: u32, violations: Violations, usage: Usage) -> FailedAttempt {
-        FailedAttempt { attempt, violations, usage }
+        FailedAttempt { attempt, violations, usage, patch: None }
+    }
+
+    /// The same attempt, made by the patch `patch` (`None`: a full answer).
+    pub fn with_patch(mut self, patch: Option<Value>) -> FailedAttempt {
+        self.patch = patch;
+        self
     }
 }
 

@@ -13,11 +13,13 @@ use serde_json::Value;
 
 use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
+use super::patch::{Corrections, PATCH_TOOL, apply_patch, is_patch_input, patch_tool};
+use super::prompt::{Correction, answer_only_by_calling};
 use crate::validate::Accepted;
 use crate::validate::syntax;
 use crate::{
-    Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, Retries, Tool, Usage, Violation,
-    Violations,
+    Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, ReplyContent, Retries, Tool, Usage,
+    Violation, Violations,
 };
 
 /// The most repeated fingerprints a systematic escalation's fix hint names,
@@ -31,6 +33,15 @@ pub enum Next<T> {
     Call(Prompt),
     /// The run is over.
     Done(Outcome<T>),
+}
+
+/// What an attempt produced besides its verdict.
+enum Produced {
+    /// The reply itself (its tool input, or its text).
+    Reply,
+    /// A patch correction's result: the patched object, or the unchanged
+    /// base when the patch did not apply; and the patch as sent.
+    Patch { output: Value, patch: Value },
 }
 
 type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations> + Send + Sync;
@@ -77,6 +88,14 @@ type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations>
 /// ```
 pub struct Run<T> {
     prompt: Prompt,
+    /// The type's tool and the system block of a full attempt (a patch
+    /// correction's prompt carries the patch tool instead).
+    tool: Tool,
+    system: String,
+    corrections: Corrections,
+    /// In patch mode, the last JSON object an attempt produced: what the
+    /// next patch addresses.
+    base: Option<Value>,
     validator: Box<Validator<T>>,
     retries: Retries,
     token_budget: Option<u64>,
@@ -106,8 +125,13 @@ impl<T> Run<T> {
     }
 
     fn judged_by(tool: Tool, document: Document, retries: Retries, validator: Box<Validator<T>>) -> Run<T> {
+        let prompt = Prompt::new(tool.clone(), document);
         Run {
-            prompt: Prompt::new(tool, document),
+            system: prompt.system.clone(),
+            prompt,
+            tool,
+            corrections: Corrections::Full,
+            base: None,
             validator,
             retries,
             token_budget: None,
@@ -123,6 +147,15 @@ impl<T> Run<T> {
     /// Call before the first reply.
     pub fn instructions(mut self, instructions: &str) -> Run<T> {
         self.prompt = self.prompt.with_instructions(instructions);
+        self.system = self.prompt.system.clone();
+        self
+    }
+
+    /// How corrections ask for the fix: the complete object again
+    /// ([`Corrections::Full`], the default) or only the operations that fix
+    /// the previous output ([`Corrections::Patch`]). Call before the first reply.
+    pub fn corrections(mut self, corrections: Corrections) -> Run<T> {
+        self.corrections = corrections;
         self
     }
 
@@ -175,10 +208,7 @@ impl<T> Run<T> {
         assert!(!self.finished, "Run::on_reply was called after the run finished");
         let attempt = self.prompt.attempt;
         self.attempt_usage.push(reply.usage);
-        let result = match syntax::tool_input(&reply, &self.prompt.tool.name) {
-            Ok(input) => self.validate(&input),
-            Err(violations) => Err(violations),
-        };
+        let (result, produced) = self.judge(&reply);
         let violations = match result {
             Ok((value, sources)) => {
                 self.trace_attempt(&reply, None);
@@ -197,11 +227,18 @@ impl<T> Run<T> {
             .last()
             .map(|a| a.violations.iter().map(Violation::fingerprint).collect())
             .unwrap_or_default();
-        self.chain.push(FailedAttempt::new(attempt, violations.clone(), reply.usage));
+        let (output, patch) = match produced {
+            Produced::Reply => (syntax::reply_output(&reply), None),
+            Produced::Patch { output, patch } => (Some(output), Some(patch)),
+        };
+        if self.corrections == Corrections::Patch && output.as_ref().is_some_and(Value::is_object) {
+            self.base.clone_from(&output);
+        }
+        self.chain.push(FailedAttempt::new(attempt, violations.clone(), reply.usage).with_patch(patch));
 
         if let Some(blocking) = violations.iter().find(|v| !v.recoverable) {
             let hint = hint::not_recoverable(blocking);
-            return self.escalate(Reason::NotRecoverable, &reply, Some(hint));
+            return self.escalate(Reason::NotRecoverable, output, Some(hint));
         }
         let mut repeated = BTreeSet::new();
         let repeats: Vec<Fingerprint> = violations
@@ -219,10 +256,10 @@ impl<T> Run<T> {
                     repeats.len() - HINT_LINES
                 ));
             }
-            return self.escalate(Reason::Systematic, &reply, Some(hints.join("\n")));
+            return self.escalate(Reason::Systematic, output, Some(hints.join("\n")));
         }
         if attempt >= self.retries.attempts() {
-            return self.escalate(Reason::BudgetExhausted, &reply, None);
+            return self.escalate(Reason::BudgetExhausted, output, None);
         }
         if let Some(budget) = self.token_budget {
             let spent = self.attempt_usage.iter().map(Usage::total).fold(0, u64::saturating_add);
@@ -232,11 +269,80 @@ impl<T> Run<T> {
                     "another attempt would exceed the token budget of {budget} ({spent} spent, the last \
                      attempt took {next}): raise the budget or shorten the document"
                 );
-                return self.escalate(Reason::BudgetExhausted, &reply, Some(hint));
+                return self.escalate(Reason::BudgetExhausted, output, Some(hint));
             }
         }
-        self.prompt = self.prompt.correction(syntax::output_text(&reply), &violations);
+        self.prompt = self.next_prompt(&reply, output.as_ref(), &violations);
         Next::Call(self.prompt.clone())
+    }
+
+    /// The reply judged, and what the attempt produced. In a patch
+    /// correction an input that is `{"patch": ...}` alone, in a call of
+    /// `patch_output` or an unnamed one, is applied to the base and the
+    /// result validated; any other input of `patch_output`, of the type's
+    /// tool or of an unnamed call is judged as a full answer; anything else
+    /// (text, another tool) is judged against `patch_output`, the tool that
+    /// was asked for.
+    fn judge(&self, reply: &Reply) -> (Result<Accepted<T>, Violations>, Produced) {
+        let base = self.base.as_ref().filter(|_| self.prompt.asks_for_patch());
+        let Some(base) = base else {
+            let result = syntax::tool_input(reply, &self.tool.name).and_then(|input| self.validate(&input));
+            return (result, Produced::Reply);
+        };
+        let name = match &reply.content {
+            ReplyContent::ToolCall { name, .. } | ReplyContent::ToolCallText { name, .. } => name.as_deref(),
+            _ => None,
+        };
+        let asked = if name == Some(self.tool.name.as_str()) { self.tool.name.as_str() } else { PATCH_TOOL };
+        let input = match syntax::tool_input(reply, asked) {
+            Ok(input) => input,
+            Err(violations) => return (Err(violations), Produced::Reply),
+        };
+        // A full object, even in a call of `patch_output`, is a full answer.
+        if asked != PATCH_TOOL || !is_patch_input(&input) {
+            return (self.validate(&input), Produced::Reply);
+        }
+        let patch = input.get("patch").cloned().unwrap_or_else(|| input.clone().into_owned());
+        match apply_patch(base, &input) {
+            Ok(output) => {
+                let result = syntax::require_object(&output).and_then(|()| self.validate(&output));
+                (result, Produced::Patch { output, patch })
+            }
+            Err(violations) => (Err(violations), Produced::Patch { output: base.clone(), patch }),
+        }
+    }
+
+    /// The correction after an attempt that produced `output` (`None`: nothing)
+    /// and broke `violations`: a patch correction of the base in patch mode
+    /// when there is one, else the full correction showing the reply verbatim.
+    fn next_prompt(&self, reply: &Reply, output: Option<&Value>, violations: &Violations) -> Prompt {
+        let base = self.base.as_ref().filter(|_| self.corrections == Corrections::Patch);
+        let (system, tool, correction) = match base {
+            Some(base) => (
+                self.system.replacen(
+                    &answer_only_by_calling(&self.tool.name),
+                    &answer_only_by_calling(PATCH_TOOL),
+                    1,
+                ),
+                patch_tool(),
+                Correction::patch(syntax::pretty(base), violations),
+            ),
+            None => {
+                let shown = match (output, self.prompt.asks_for_patch()) {
+                    // A patch attempt's output is the patched object, not the reply.
+                    (Some(output), true) => syntax::pretty(output),
+                    _ => syntax::output_text(reply),
+                };
+                (self.system.clone(), self.tool.clone(), Correction::new(&self.tool.name, shown, violations))
+            }
+        };
+        Prompt {
+            attempt: self.prompt.attempt + 1,
+            system,
+            document: self.prompt.document.clone(),
+            tool,
+            correction: Some(correction),
+        }
     }
 
     fn validate(&self, input: &Value) -> Result<Accepted<T>, Violations> {
@@ -246,7 +352,7 @@ impl<T> Run<T> {
         })
     }
 
-    fn escalate(&mut self, reason: Reason, reply: &Reply, fix_hint: Option<String>) -> Next<T> {
+    fn escalate(&mut self, reason: Reason, last_output: Option<Value>, fix_hint: Option<String>) -> Next<T> {
         self.finished = true;
         let usage = self.attempt_usage.iter().copied().sum();
         let chain = std::mem::take(&mut self.chain);
@@ -256,7 +362,7 @@ impl<T> Run<T> {
             reason = reason.as_str(),
             "extraction escalated"
         );
-        let escalation = Escalation::new(reason, chain, syntax::reply_output(reply), fix_hint, usage);
+        let escalation = Escalation::new(reason, chain, last_output, fix_hint, usage);
         Next::Done(Outcome::Escalated(escalation.over_fields(&self.fields)))
     }
 
@@ -356,6 +462,41 @@ mod tests {
         assert_eq!(run.attempt(), 2);
         assert_eq!(prompt.document, "the doc");
         assert_eq!(&prompt, run.prompt());
+    }
+
+    #[test]
+    fn a_patch_correction_applies_patches_and_judges_full_objects_as_usual() {
+        let patch = |ops: Value| Reply::named_tool_call(PATCH_TOOL, json!({ "patch": ops }));
+        let mut run =
+            Run::new(tool(), "d", Retries::new(3).unwrap(), needs_total).corrections(Corrections::Patch);
+        let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"note": "x"}))) else { panic!() };
+        assert!(second.asks_for_patch());
+        assert_eq!(second.tool.name, PATCH_TOOL);
+        assert!(
+            second.system.contains("Answer only by calling the tool `patch_output`"),
+            "{}",
+            second.system
+        );
+        assert!(!second.system.contains("`record`"), "{}", second.system);
+        // An operation that does not apply leaves the base as it was.
+        let Next::Call(third) = run.on_reply(patch(json!([{"op": "remove", "path": "/total"}]))) else {
+            panic!()
+        };
+        assert_eq!(run.failed_attempts()[1].violations[0].code, "invalid_patch");
+        assert!(third.correction.as_ref().unwrap().previous_output.contains("\"note\""));
+        // A full object sent through `patch_output` is a full answer.
+        match run.on_reply(Reply::named_tool_call(PATCH_TOOL, json!({"total": 2.0}))) {
+            Next::Done(Outcome::Valid(v)) => assert_eq!(*v.value(), 2.0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_mode_corrections_keep_the_type_tool() {
+        let mut run = Run::new(tool(), "d", Retries::default(), needs_total);
+        let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"a": 1}))) else { panic!() };
+        assert!(!second.asks_for_patch());
+        assert_eq!(second.tool.name, "record");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use super::patch::PATCH_TOOL;
 use crate::{Content, Document, Tool, Violations};
 
 /// The message of one attempt: system instructions, the document, the tool,
@@ -70,6 +71,24 @@ pub struct Correction {
 }
 
 impl Correction {
+    /// The correction of a patch attempt ([`Corrections::Patch`](crate::Corrections::Patch)):
+    /// `previous_output` is the object the patch addresses, and the
+    /// instruction asks for the operations of the tool `patch_output` that
+    /// fix only what `violations` name.
+    pub fn patch(previous_output: impl Into<String>, violations: &Violations) -> Correction {
+        Correction {
+            previous_output: previous_output.into(),
+            violations: violations.feedback(FEEDBACK_PER_FINGERPRINT),
+            instruction: format!(
+                "Your answer under {output} has the errors under {errors}. Call the tool `{PATCH_TOOL}` \
+                 with the operations that fix only what the errors name, using the document; paths \
+                 address {output}, and every other value stays as it is.",
+                output = BlockKind::PreviousOutput.label(),
+                errors = BlockKind::Violations.label(),
+            ),
+        }
+    }
+
     /// The correction of an attempt that called (or should have called) the
     /// tool `tool_name`, produced `previous_output` and broke `violations`.
     pub fn new(tool_name: &str, previous_output: impl Into<String>, violations: &Violations) -> Correction {
@@ -194,6 +213,17 @@ pub(crate) fn answer_only_by_calling(tool_name: &str) -> String {
     format!("Answer only by calling the tool `{tool_name}`")
 }
 
+/// The system note of a request that asks for JSON text (a response
+/// format, Claude's JSON outputs) instead of a tool call: every backend's.
+#[cfg(feature = "http")]
+pub(crate) fn answer_as_json(tool: &str) -> String {
+    format!(
+        "No tool is available in this conversation. Where these instructions say to call the tool \
+         `{tool}`, answer instead with its complete input object alone, as JSON that follows the \
+         response format `{tool}`, with no text before or after it."
+    )
+}
+
 /// The instruction a backend adds where it cannot force the tool.
 #[cfg(feature = "http")]
 pub(crate) fn answer_through_tool(tool_name: &str) -> String {
@@ -265,6 +295,13 @@ impl Prompt {
     /// Whether this is a correction attempt.
     pub fn is_correction(&self) -> bool {
         self.correction.is_some()
+    }
+
+    /// Whether this is a patch correction ([`Corrections::Patch`](crate::Corrections::Patch)):
+    /// a correction whose tool is `patch_output`. Backends send that tool
+    /// without `strict` (a strict schema cannot hold its untyped `value`).
+    pub fn asks_for_patch(&self) -> bool {
+        self.correction.is_some() && self.tool.name == PATCH_TOOL
     }
 
     /// The blocks in the order the model reads them: system, tool, document,

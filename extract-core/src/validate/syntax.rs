@@ -134,7 +134,8 @@ pub(crate) fn output_text(reply: &Reply) -> String {
     }
 }
 
-fn pretty(value: &Value) -> String {
+/// `value` as a correction shows it: pretty JSON.
+pub(crate) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 

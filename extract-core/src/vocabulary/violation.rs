@@ -67,6 +67,10 @@ impl Code {
     pub const TRUNCATED: Code = Code::new_static("truncated");
     /// The document does not fit the model's context window.
     pub const CONTEXT_EXCEEDED: Code = Code::new_static("context_exceeded");
+    /// A patch correction's operations do not apply to the previous output
+    /// (a pointer to nothing, an index past the end, a path into a number,
+    /// an operation other than `add`, `remove` and `replace`).
+    pub const INVALID_PATCH: Code = Code::new_static("invalid_patch");
 
     /// A code known at compile time.
     pub const fn new_static(code: &'static str) -> Code {

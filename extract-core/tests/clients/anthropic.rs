@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL};
+use extract_core::anthropic::{API_VERSION, Client, ClientBuilder, DEFAULT_MODEL, Mode};
 use extract_core::{
     Correction, Document, Error, Extractor, Model, Outcome, Prompt, Reason, Reply, ReplyContent, Retries,
     Tool, Truncation, Usage, Violations,
@@ -806,6 +806,7 @@ fn from_env_reads_the_key_base_url_and_model() {
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_MODEL",
         "ANTHROPIC_DOCUMENT_BLOCKS",
+        "ANTHROPIC_MODE",
     ]);
     let err = Client::from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)), "{err:?}");
@@ -843,6 +844,19 @@ fn from_env_reads_the_key_base_url_and_model() {
         matches!(err, Error::Config(_)) && err.to_string().contains("ANTHROPIC_DOCUMENT_BLOCKS"),
         "{err}"
     );
+    unsafe {
+        std::env::remove_var("ANTHROPIC_DOCUMENT_BLOCKS");
+    }
+    assert_eq!(Client::from_env().unwrap().mode(), Mode::Tool, "tool mode unless set");
+    unsafe {
+        std::env::set_var("ANTHROPIC_MODE", "json_schema");
+    }
+    assert_eq!(Client::from_env().unwrap().mode(), Mode::JsonSchema);
+    unsafe {
+        std::env::set_var("ANTHROPIC_MODE", "jsonschema");
+    }
+    let err = Client::from_env().unwrap_err().to_string();
+    assert!(err.contains("ANTHROPIC_MODE") && err.contains("`tool` or `json_schema`"), "{err}");
 }
 
 #[test]
