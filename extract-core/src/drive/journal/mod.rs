@@ -169,41 +169,18 @@ impl Journal {
     }
 }
 
-impl From<PathBuf> for Journal {
-    fn from(path: PathBuf) -> Journal {
-        Journal::sqlite(path)
-    }
+// A path, however it is held, describes an SQLite journal.
+macro_rules! journal_from_path {
+    ($($path:ty),*) => {$(
+        impl From<$path> for Journal {
+            fn from(path: $path) -> Journal {
+                Journal::sqlite(path)
+            }
+        }
+    )*};
 }
 
-impl From<&Path> for Journal {
-    fn from(path: &Path) -> Journal {
-        Journal::sqlite(path)
-    }
-}
-
-impl From<&PathBuf> for Journal {
-    fn from(path: &PathBuf) -> Journal {
-        Journal::sqlite(path)
-    }
-}
-
-impl From<String> for Journal {
-    fn from(path: String) -> Journal {
-        Journal::sqlite(path)
-    }
-}
-
-impl From<&String> for Journal {
-    fn from(path: &String) -> Journal {
-        Journal::sqlite(path)
-    }
-}
-
-impl From<&str> for Journal {
-    fn from(path: &str) -> Journal {
-        Journal::sqlite(path)
-    }
-}
+journal_from_path!(PathBuf, &Path, &PathBuf, String, &String, &str);
 
 /// What an earlier run with the same journal did, by document id, for the
 /// documents whose content is unchanged.
