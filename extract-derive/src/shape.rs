@@ -21,14 +21,13 @@ pub enum Shape {
     Leaf,
     /// A type known by name only: derived or a leaf, as the type system decides.
     Named(Box<Type>),
-    /// `Sourced<T>`: walked by its runtime impl (its quote, then its value,
-    /// which a `Sourced` demands the walk knows).
-    Sourced,
-    /// A generic type the derive does not know (`SmallVec<[Part; 4]>`, or
-    /// `S<Part>` for a renamed `Sourced`) whose arguments may hold derived
-    /// values: walked through the runtime's impls, which it must have, so a
-    /// type the walk cannot see inside is a compile error at the field.
-    Opaque(Box<Type>),
+    /// A type walked by its runtime impl, called through the trait, so a
+    /// type the walk does not know is a compile error at the field's type,
+    /// never a skip: `Sourced<T>` (its quote, then its value, which a
+    /// `Sourced` demands the walk knows), and a generic type the derive does
+    /// not know whose arguments may hold derived values (`SmallVec<[Part;
+    /// 4]>`, or `S<Part>` for a renamed `Sourced`).
+    Direct(Box<Type>),
     /// `Option`, `Box`, `Arc`, `Rc`, a reference: one value inside, no path step.
     Wrap(Box<Shape>),
     /// `Vec`, `VecDeque`, arrays, slices, sets: an index step per element.
@@ -108,7 +107,7 @@ impl Shape {
                 if LEAVES.contains(&name.as_str()) {
                     Ok(Shape::Leaf)
                 } else if name == "Sourced" {
-                    Ok(Shape::Sourced)
+                    Ok(Shape::Direct(Box::new(ty.clone())))
                 } else if WRAPPERS.contains(&name.as_str()) {
                     only(Shape::Wrap)
                 } else if SEQUENCES.contains(&name.as_str()) && !types.is_empty() {
@@ -124,7 +123,7 @@ impl Shape {
                     // can be a derived value, else the runtime must know it.
                     for inner in types {
                         if !Shape::of(inner)?.is_plain_data() {
-                            return Ok(Shape::Opaque(Box::new(ty.clone())));
+                            return Ok(Shape::Direct(Box::new(ty.clone())));
                         }
                     }
                     Ok(Shape::Leaf)
@@ -158,7 +157,7 @@ impl Shape {
             },
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.is_plain_data(),
             Shape::Tuple(elements) => elements.iter().all(Shape::is_plain_data),
-            Shape::Sourced | Shape::Opaque(_) => false,
+            Shape::Direct(_) => false,
         }
     }
 
@@ -203,10 +202,7 @@ impl Shape {
         Some(match self {
             Shape::Leaf => return None,
             Shape::Named(_) => unreachable!("walked by the runtime"),
-            // Called through the trait, not a probe: a type the walk does
-            // not know is then an error at the field's type, never a skip.
-            Shape::Sourced => quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable);),
-            Shape::Opaque(ty) => {
+            Shape::Direct(ty) => {
                 let call = quote!(#p::Audited::audit::<__L>(#value, __audit, #recoverable););
                 crate::check::lower::respan_to(call, ty)
             }

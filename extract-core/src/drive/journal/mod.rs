@@ -304,6 +304,14 @@ pub(crate) fn content_digest(run: &str, document: &Document) -> String {
     hash.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The journal's file, and the tool name and schema digest its header must
+/// hold: what opening it for a run or for reading checks alike.
+fn where_and_what(journal: &Journal, tool: &Tool) -> (std::path::PathBuf, String, String) {
+    let path = journal.path().expect("an SQLite journal").to_path_buf();
+    let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+    (path, tool.name.clone(), schema)
+}
+
 /// A journal a run has open (and locked), or a reader has open. Its
 /// methods are async: each runs its SQLite work on tokio's blocking
 /// threads, so a run works under a current-thread runtime too.
@@ -322,9 +330,7 @@ impl Store {
         tool: &Tool,
         documents: Vec<(String, String)>,
     ) -> Result<(Store, Recorded), Error> {
-        let path = journal.path().expect("an SQLite journal").to_path_buf();
-        let tool_name = tool.name.clone();
-        let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+        let (path, tool_name, schema) = where_and_what(journal, tool);
         let (db, recorded) = blocking(move || {
             let db = Sqlite::open_for_run(&path, &Header { tool: &tool_name, schema: &schema })?;
             let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
@@ -343,9 +349,7 @@ impl Store {
         tool: &Tool,
         documents: Vec<(String, String)>,
     ) -> Result<(Store, Recorded), Error> {
-        let path = journal.path().expect("an SQLite journal").to_path_buf();
-        let tool_name = tool.name.clone();
-        let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+        let (path, tool_name, schema) = where_and_what(journal, tool);
         let (db, recorded) = blocking(move || {
             let db = Sqlite::open_for_reading(&path, Some(&Header { tool: &tool_name, schema: &schema }))?;
             let contents: BTreeMap<String, String> = documents.into_iter().collect();
