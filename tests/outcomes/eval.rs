@@ -311,6 +311,22 @@ async fn side_by_side_counts_pairs_and_puts_a_known_difference_in_its_interval()
     assert!(text.contains("B = B: vendor examples against A = A") && text.contains("vendor.name"), "{text}");
     assert_eq!(serde_json::to_value(&comparison).unwrap()["documents"]["better"], 10);
 
+    // A section of the HTML report, labels escaped.
+    let hostile = score(replies(&vendor_b), cases(), |e| e.label("<script>alert(1)</script>")).await;
+    let stats = extract::Stats::new();
+    let page =
+        extract::Report::new(&stats).evaluation(&a).evaluation(&hostile).comparison(&comparison).html();
+    let section = &page[page.find("<section id=\"evaluation\">").expect("the evaluation section")..];
+    assert!(section.contains("<h3>B: vendor examples against A</h3>"), "{section}");
+    assert!(
+        section.contains(
+            "<td><code>vendor.name</code></td><td class=\"num\">28</td><td class=\"num wrong\">12</td>"
+        ),
+        "{section}"
+    );
+    assert!(section.contains("<strong>+22.5</strong>"), "the documents' clear difference: {section}");
+    assert!(!page.contains("<script>") && page.contains("&lt;script&gt;alert(1)"), "labels are escaped");
+
     // Different cases cannot be paired.
     let fewer = score(replies(&vendor_b)[..39].to_vec(), cases()[..39].to_vec(), |e| e.label("C")).await;
     let error = Comparison::new(&a, &fewer).unwrap_err().to_string();
@@ -351,7 +367,11 @@ fn the_loader_reads_a_corpus_and_refuses_a_case_that_does_not_fit_naming_it() {
         eval::load::<Bill>(&dir).unwrap_err().to_string()
     };
     let unknown = refused(&good.replace("\"po\"", "\"p_o\""));
-    assert!(unknown.contains("case z9") && unknown.contains("does not fit Bill: `p_o` is not a field of the type"), "{unknown}");
+    assert!(
+        unknown.contains("case z9")
+            && unknown.contains("does not fit Bill: `p_o` is not a field of the type"),
+        "{unknown}"
+    );
     let missing = refused(
         r#"{"number": "B-1", "vendor": {"name": "ACME", "city": null}, "line_items": [], "total": 1}"#,
     );
