@@ -27,6 +27,9 @@ fn the_committed_corpus_is_what_the_generator_writes() {
     assert!(cases >= 60 && pdfs >= cases / 5, "{cases} cases, {pdfs} PDFs");
     for (name, bytes) in files.iter().filter(|(name, _)| name.ends_with(".pdf")) {
         let text = String::from_utf8_lossy(bytes);
-        assert!(text.starts_with("%PDF-") && text.contains("/Courier") && text.contains("TOTAL DUE"), "{name}");
+        assert!(
+            text.starts_with("%PDF-") && text.contains("/Courier") && text.contains("TOTAL DUE"),
+            "{name}"
+        );
     }
 }

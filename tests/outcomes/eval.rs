@@ -377,7 +377,7 @@ fn the_loader_reads_a_corpus_and_refuses_a_case_that_does_not_fit_naming_it() {
     );
     assert!(missing.contains("case z9") && missing.contains("`po` is missing (write null"), "{missing}");
     let wrong_kind = refused(&good.replace("\"total\": 1", "\"total\": \"1.00\""));
-    assert!(wrong_kind.contains("`total` is text, and the type has a number there"), "{wrong_kind}");
+    assert!(wrong_kind.contains("`total` is a string, and the type has a number there"), "{wrong_kind}");
     let deep = refused(&good.replace("\"amount\": 1", "\"amount\": true"));
     assert!(deep.contains("`line_items[0].amount` is a boolean"), "{deep}");
     let nested = refused(&good.replace("\"name\": \"ACME\"", "\"nmae\": \"ACME\""));

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::Match;
+use crate::vocabulary::text::kind_of;
 
 /// What a leaf holds, as its schema says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +255,7 @@ fn misfit_value(value: &Value, schema: &Value, root: &Value, path: &str, depth: 
             Some(_) => None,
             None => Some(format!("`{path}` is \"{text}\", which is not a date (YYYY-MM-DD)")),
         },
-        (Kind::Text, _) => wrong("text"),
+        (Kind::Text, _) => wrong("a string"),
         (Kind::Number, _) => wrong("a number"),
         (Kind::Boolean, _) => wrong("a boolean"),
         (Kind::Date, _) => wrong("a date"),
@@ -270,16 +271,5 @@ fn misfit_value(value: &Value, schema: &Value, root: &Value, path: &str, depth: 
                 None
             }
         }
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "text",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
