@@ -169,8 +169,8 @@ fn invoice(index: usize) -> Invoice {
 
     let has_number = kind != Kind::NoInvoiceNumber;
     let has_order = matches!(kind, Kind::Complete | Kind::ConflictingTerms | Kind::OtherDateFormats)
-        || index % 3 == 0 && kind != Kind::NoPurchaseOrder;
-    let has_due = kind != Kind::Clean || index % 2 == 0;
+        || index.is_multiple_of(3) && kind != Kind::NoPurchaseOrder;
+    let has_due = kind != Kind::Clean || index.is_multiple_of(2);
 
     let mut text = format!(
         "{vendor}\n{} Market Street, Suite {}\n\nINVOICE\n",
