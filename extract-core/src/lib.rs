@@ -27,7 +27,11 @@ pub mod anthropic;
 pub mod openai;
 
 pub use drive::testing;
-pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
+pub use drive::{
+    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review, ReviewDecision,
+};
+#[cfg(feature = "desk")]
+pub use inspect::desk;
 pub use inspect::Report;
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,

@@ -403,15 +403,14 @@ impl<M: Model + 'static> Bulk<M> {
         let (journal, mut recorded, contents) =
             self.reader::<T>(std::slice::from_ref(&document), "a review").await?;
         let id = document.id().into_owned();
-        let text = document.searchable_text().unwrap_or_default().to_string();
         let replies = recorded.replies.remove(&id).unwrap_or_default();
-        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document, replies) else {
+        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document.clone(), replies) else {
             return Err(Error::config(format!(
                 "document {} has no escalation in the journal to review",
                 crate::quote_prefix(&id)
             )));
         };
-        match crate::review::<T>(&escalation, &text, fix.clone()) {
+        match crate::run::review::review_document::<T>(&escalation, &document, fix.clone()) {
             Ok(fixed) => {
                 let output = crate::run::review::patched(&escalation, fix.clone());
                 let outcome = Outcome::Valid(fixed);

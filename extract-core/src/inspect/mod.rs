@@ -6,6 +6,8 @@
 //! anything a person reads. Like `run`, this layer touches no file or
 //! socket: the report is a `String` the caller writes where it likes.
 
+#[cfg(feature = "desk")]
+pub mod desk;
 mod report;
 
 pub use report::Report;

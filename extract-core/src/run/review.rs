@@ -43,8 +43,20 @@ pub fn review<T: Extractable>(
     document: &str,
     fix: Value,
 ) -> Result<Validated<T>, Violations> {
+    review_document(escalation, &Document::text(document), fix)
+}
+
+/// [`review`] against a whole [`Document`]: a PDF's quotes are checked
+/// against its text layer, and without one are recorded unverified, as in
+/// the run (never all failing against an empty text). The desk and the
+/// journal's reviews use it.
+pub(crate) fn review_document<T: Extractable>(
+    escalation: &Escalation,
+    document: &Document,
+    fix: Value,
+) -> Result<Validated<T>, Violations> {
     let output = patched(escalation, fix);
-    let (value, sources) = validate_document::<T>(&output, &Document::text(document))?;
+    let (value, sources) = validate_document::<T>(&output, document)?;
     let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
     Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
 }

@@ -16,7 +16,7 @@ mod path;
 mod render;
 
 pub use aggregate::*;
-pub(crate) use audit::described;
+pub(crate) use audit::{described, locate_quote};
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
