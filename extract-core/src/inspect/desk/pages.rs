@@ -420,12 +420,12 @@ impl DocumentPage<'_> {
         if !escalation.partial.held.is_empty() {
             out.push_str("<h3>Trusted fields</h3>\n<p class=\"muted\">They passed every check that ran.</p>\n<dl class=\"held\">\n");
             for (field, value) in &escalation.partial.held {
-                let _ = writeln!(
-                    out,
-                    "<dt><code>{}</code></dt><dd>{}</dd>",
-                    escape(field),
-                    escape(&shorten(&form::shown(value), 400))
-                );
+                // A `Sourced` value shows as its value and its quote.
+                let shown = match (value.get("value"), value.get("quote").and_then(Value::as_str)) {
+                    (Some(given), Some(quote)) => format!("{} (quote “{quote}”)", form::shown(given)),
+                    _ => form::shown(value),
+                };
+                let _ = writeln!(out, "<dt><code>{}</code></dt><dd>{}</dd>", escape(field), escape(&shorten(&shown, 400)));
             }
             out.push_str("</dl>\n");
         }
@@ -581,8 +581,17 @@ fn reviewer_input(out: &mut String, id: &str, reviewer: &str) {
 /// The input(s) of `input` named `path`, showing `value`; `top`: a
 /// top-level field (its input gets the label's id).
 fn input(out: &mut String, input: &Input, path: &str, value: &Value, nullable: bool, top: bool) {
+    one_input(out, input, path, value, top);
+    if nullable && top {
+        let _ = write!(out, " <label class=\"null\"><input type=\"checkbox\" name=\"{}~null\"> null</label>", escape(path));
+    }
+    out.push('\n');
+}
+
+/// The input(s) of `input` alone; `labelled`: it gets the id the field's label names.
+fn one_input(out: &mut String, input: &Input, path: &str, value: &Value, labelled: bool) {
     let name = escape(path);
-    let id = if top { format!(" id=\"input-{name}\"") } else { String::new() };
+    let id = if labelled { format!(" id=\"input-{name}\"") } else { String::new() };
     match input {
         Input::Text => {
             let shown = form::shown(value);
@@ -649,7 +658,7 @@ fn input(out: &mut String, input: &Input, path: &str, value: &Value, nullable: b
             let given = value.get("value").unwrap_or(&Value::Null);
             let quote = value.get("quote").and_then(Value::as_str).unwrap_or_default();
             out.push_str("<span class=\"sourced\"><span class=\"label\">value</span> ");
-            self::input(out, inner, path, given, true, top);
+            one_input(out, inner, path, given, labelled);
             let _ = write!(
                 out,
                 " <span class=\"label\">quote</span> <input type=\"text\" class=\"quote\" name=\"{name}.quote\" value=\"{}\"></span>",
@@ -709,10 +718,6 @@ fn input(out: &mut String, input: &Input, path: &str, value: &Value, nullable: b
             let _ = write!(out, "<textarea class=\"json\" name=\"{name}\"{id} rows=\"3\">{}</textarea>", escape(&shown));
         }
     }
-    if nullable && top {
-        let _ = write!(out, " <label class=\"null\"><input type=\"checkbox\" name=\"{name}~null\"> null</label>");
-    }
-    out.push('\n');
 }
 
 /// The document's text in a `<pre>`, each found quote's span in a `<mark>`
