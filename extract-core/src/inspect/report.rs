@@ -906,7 +906,7 @@ impl Report<'_> {
             f,
             "<section id=\"corrections\">\n<h2>Reviewer corrections</h2>\n<p class=\"note\">{} and {} by reviewers: \
              fields fixed again and again, and violations overridden, point at the prompt or the schema.</p>",
-            crate::vocabulary::text::count(fixes, "fix"),
+            if fixes == 1 { "1 fix".to_string() } else { format!("{fixes} fixes") },
             crate::vocabulary::text::count(rejected.len(), "rejection"),
         )?;
         let mut by_count: Vec<(&str, (usize, BTreeSet<&str>))> = fields.into_iter().collect();

@@ -187,6 +187,15 @@ impl Submitted {
         self.values.get(name).map(String::as_str)
     }
 
+    /// Whether every input whose name starts with `prefix` was left empty
+    /// (a blank row offered for a new one).
+    fn blank(&self, prefix: &str) -> bool {
+        self.values
+            .range(prefix.to_string()..)
+            .take_while(|(name, _)| name.starts_with(prefix))
+            .all(|(_, value)| value.trim().is_empty())
+    }
+
     fn checked(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
@@ -244,6 +253,8 @@ fn read_input(input: &Input, nullable: bool, path: &str, form: &Submitted) -> Op
         Input::Rows(columns) => {
             let rows = (0..form.rows(path))
                 .filter(|i| !form.checked(&format!("{path}[{i}]~remove")))
+                // A blank row (one offered for a new row, left empty) is no row.
+                .filter(|i| !form.blank(&format!("{path}[{i}].")))
                 .filter_map(|i| {
                     let mut row = Map::new();
                     for column in columns {
@@ -253,7 +264,6 @@ fn read_input(input: &Input, nullable: bool, path: &str, form: &Submitted) -> Op
                             row.insert(column.name.clone(), value);
                         }
                     }
-                    // A blank row (one offered for a new row, left empty) is no row.
                     (!row.is_empty()).then_some(Value::Object(row))
                 })
                 .collect();
@@ -435,6 +445,8 @@ mod tests {
             ("items[1].count", "1"),
             ("items[2].amount", ""),
             ("items[2].count", ""),
+            ("items[3].amount", " "),
+            ("items[3].description", ""),
             ("total", "3.0"),
             ("seller", "ACME"),
             ("seller.quote", "ACME GmbH"),

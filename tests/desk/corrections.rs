@@ -1,0 +1,51 @@
+//! The loop closes: what reviewers did at the desk reads back from the
+//! journal ([`Journal::reviews`], a summary's `reviews`) and shows in the
+//! run report's section of reviewer corrections; a fixed document counts
+//! valid and reviewed.
+
+use extract::{Journal, Report, ReviewDecision};
+
+use crate::http::{csrf_of, get, post_form};
+use crate::start;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
+    let desk = start("corrections", None, |_, _| {}).await;
+    let csrf = csrf_of(&get(desk.address, "/document/inv-001").await.body);
+    let fixes: [(&str, &[(&str, &str)]); 2] = [
+        ("inv-001", &[("total", "140"), ("total.quote", "Total due")]),
+        ("inv-005", &[("issue_date", "2026-03-02"), ("currency", "\"EUR\"")]),
+    ];
+    for (id, fields) in fixes {
+        let mut fields = fields.to_vec();
+        fields.extend([("csrf", csrf.as_str()), ("reviewer", "Grace")]);
+        let answer = post_form(desk.address, &format!("/document/{id}/fix"), &fields).await;
+        assert_eq!(answer.status, 303, "{id}: {}", answer.body);
+    }
+    let fields = [("csrf", csrf.as_str()), ("reviewer", "Linus"), ("reason", "<b>not an invoice</b>")];
+    assert_eq!(post_form(desk.address, "/document/inv-004/reject", &fields).await.status, 303);
+
+    let run = Journal::sqlite(&desk.journal).summary().unwrap();
+    assert_eq!(run.stats.valid(), 3, "two reviewed and the one right at once: {}", run.stats);
+    let escalated: Vec<&str> = run.escalations.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(escalated, ["inv-003", "inv-004"], "a rejected document stays escalated, without a value");
+    assert_eq!(run.reviews.len(), 3);
+    assert_eq!(run.reviews, Journal::sqlite(&desk.journal).reviews().unwrap());
+    let ReviewDecision::Fixed { after, overrode, .. } = &run.reviews[1].decision else { panic!("{:?}", run.reviews) };
+    assert_eq!(after.keys().collect::<Vec<_>>(), ["currency", "issue_date"]);
+    assert!(overrode.iter().any(|p| p == "structure missing_field at issue_date"), "{overrode:?}");
+    let ReviewDecision::Rejected { reason } = &run.reviews[2].decision else { panic!() };
+    assert_eq!((run.reviews[2].document.as_str(), reason.as_str()), ("inv-004", "<b>not an invoice</b>"));
+    assert_eq!(run.reviews[2].reviewer.as_deref(), Some("Linus"));
+
+    let page = Report::new(&run.stats).reviews(&run.reviews).html();
+    let section = page.split("<section id=\"corrections\">").nth(1).expect("a section of corrections");
+    let section = section.split("</section>").next().unwrap();
+    assert!(section.contains("2 fixes and 1 rejection"), "{section}");
+    for field in ["total", "issue_date", "currency"] {
+        assert!(section.contains(&format!("<tr data-field=\"{field}\"><td><code>{field}</code></td><td class=\"num\">1</td>")), "{field}: {section}");
+    }
+    assert!(section.contains("semantic check_failed at line_items [sum(line_items.amount) == total.value]"));
+    assert!(section.contains("&lt;b&gt;not an invoice&lt;/b&gt;") && !section.contains("<b>"), "escaped: {section}");
+    assert!(!Report::new(&run.stats).html().contains("id=\"corrections\""), "no reviews given, no section");
+}
