@@ -32,11 +32,8 @@ async fn main() -> ExitCode {
     });
     let port = args.next().unwrap_or_else(|| "8088".into());
     let pdf = desk_run::pdf_bytes();
-    let documents = if journal.exists() {
-        desk_run::documents(&pdf)
-    } else {
-        desk_run::run(&journal, &pdf).await
-    };
+    let documents =
+        if journal.exists() { desk_run::documents(&pdf) } else { desk_run::run(&journal, &pdf).await };
     let desk = match Desk::<Invoice>::new(&journal, documents) {
         Ok(desk) => desk,
         Err(error) => {

@@ -28,11 +28,12 @@ pub mod openai;
 
 pub use drive::testing;
 pub use drive::{
-    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review, ReviewDecision,
+    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review,
+    ReviewDecision,
 };
+pub use inspect::Report;
 #[cfg(feature = "desk")]
 pub use inspect::desk;
-pub use inspect::Report;
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
     Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated,

@@ -108,7 +108,9 @@ async fn fill(client: &Client, form: &str, name: &str, text: &str) {
 }
 
 async fn press(client: &Client, key: char) {
-    let keys = KeyActions::new("keyboard".into()).then(KeyAction::Down { value: key }).then(KeyAction::Up { value: key });
+    let keys = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key });
     client.perform_actions(keys).await.unwrap();
 }
 
@@ -142,14 +144,21 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
     assert_eq!(marks.len(), 3, "three Sourced quotes found in the text");
     let total_mark = css(&client, "pre.text a.mark[href=\"#field-total\"]").await;
     assert_eq!(total_mark.text().await.unwrap(), "Total due");
-    assert_eq!(css(&client, "input[name=\"total\"]").await.attr("type").await.unwrap().as_deref(), Some("number"));
-    assert_eq!(css(&client, "input[name=\"issue_date\"]").await.attr("type").await.unwrap().as_deref(), Some("date"));
+    assert_eq!(
+        css(&client, "input[name=\"total\"]").await.attr("type").await.unwrap().as_deref(),
+        Some("number")
+    );
+    assert_eq!(
+        css(&client, "input[name=\"issue_date\"]").await.attr("type").await.unwrap().as_deref(),
+        Some("date")
+    );
     assert_eq!(
         css(&client, "select[name=\"currency\"]").await.prop("value").await.unwrap().as_deref(),
         Some("\"EUR\""),
         "an enum is a choice"
     );
-    assert!(!css(&client, "details.trusted").await.prop("open").await.unwrap().is_some_and(|o| o == "true"));
+    let open = css(&client, "details.trusted").await.prop("open").await.unwrap();
+    assert_ne!(open.as_deref(), Some("true"), "trusted fields are editable on request only");
 
     // A fix that still fails: the violations beside the field, the journal unchanged.
     let before = recorded(&desk.journal);
@@ -157,12 +166,20 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
     fill(&client, "fix", "reviewer", "Ada Lovelace").await;
     css(&client, "#record").await.click().await.unwrap();
     let violation = css(&client, "#field-total .violation").await;
-    assert!(violation.text().await.unwrap().contains("total.value = 150.00"), "{}", violation.text().await.unwrap());
+    assert!(
+        violation.text().await.unwrap().contains("total.value = 150.00"),
+        "{}",
+        violation.text().await.unwrap()
+    );
     assert!(client.find(Locator::Css("#field-line_items .violation")).await.is_ok());
     assert_eq!(recorded(&desk.journal), before, "a fix that fails records nothing");
     assert_eq!(one::<i64>(&desk.journal, "SELECT count(*) FROM reviews"), 0);
 
-    // The page as a reviewer sees it, for a look.
+    // The page as a reviewer sees it, scrolled to the refused field, for a look.
+    client
+        .execute("document.getElementById('field-total').scrollIntoView({block: 'center'})", vec![])
+        .await
+        .unwrap();
     let png = client.screenshot().await.unwrap();
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("desk-document.png");
     std::fs::write(&shot, &png).unwrap();
@@ -175,22 +192,36 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
     css(&client, "main[data-document-id=\"inv-003\"]").await;
     assert!(css(&client, "p.notice").await.text().await.unwrap().contains("inv-001"));
     let (reviewer, at, fix, before, after): (String, String, String, String, String) = {
-        let db = rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-        db.query_row("SELECT reviewer, reviewed_at, fix, before, after FROM reviews WHERE document = 'inv-001'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
+        let db =
+            rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        db.query_row(
+            "SELECT reviewer, reviewed_at, fix, before, after FROM reviews WHERE document = 'inv-001'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
         .unwrap()
     };
     assert_eq!(reviewer, "Ada Lovelace", "the name typed before the refused fix is kept");
     assert!(at.ends_with('Z') && at.len() == 20, "RFC 3339: {at}");
     let fix: Value = serde_json::from_str(&fix).unwrap();
     assert_eq!(fix, json!({"total": {"value": 140.0}}));
-    assert_eq!(serde_json::from_str::<Value>(&before).unwrap(), json!({"total": {"value": 104.0, "quote": "Total due"}}));
-    assert_eq!(serde_json::from_str::<Value>(&after).unwrap(), json!({"total": {"value": 140.0, "quote": "Total due"}}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&before).unwrap(),
+        json!({"total": {"value": 104.0, "quote": "Total due"}})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&after).unwrap(),
+        json!({"total": {"value": 140.0, "quote": "Total due"}})
+    );
     let outcome: (String, i64) = {
-        let db = rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-        db.query_row("SELECT status, reviewed FROM outcomes WHERE document = 'inv-001'", [], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
+        let db =
+            rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        db.query_row("SELECT status, reviewed FROM outcomes WHERE document = 'inv-001'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
     };
     assert_eq!(outcome, ("ok".to_string(), 1), "a reviewed, valid outcome");
 

@@ -31,8 +31,10 @@ async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
     assert_eq!(escalated, ["inv-003", "inv-004"], "a rejected document stays escalated, without a value");
     assert_eq!(run.reviews.len(), 3);
     assert_eq!(run.reviews, Journal::sqlite(&desk.journal).reviews().unwrap());
-    let ReviewDecision::Fixed { after, overrode, .. } = &run.reviews[1].decision else { panic!("{:?}", run.reviews) };
-    assert_eq!(after.keys().collect::<Vec<_>>(), ["currency", "issue_date"]);
+    let ReviewDecision::Fixed { after, overrode, .. } = &run.reviews[1].decision else {
+        panic!("{:?}", run.reviews)
+    };
+    assert_eq!(after.keys().collect::<Vec<_>>(), ["issue_date", "currency"], "in the schema's order");
     assert!(overrode.iter().any(|p| p == "structure missing_field at issue_date"), "{overrode:?}");
     let ReviewDecision::Rejected { reason } = &run.reviews[2].decision else { panic!() };
     assert_eq!((run.reviews[2].document.as_str(), reason.as_str()), ("inv-004", "<b>not an invoice</b>"));
@@ -43,9 +45,17 @@ async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
     let section = section.split("</section>").next().unwrap();
     assert!(section.contains("2 fixes and 1 rejection"), "{section}");
     for field in ["total", "issue_date", "currency"] {
-        assert!(section.contains(&format!("<tr data-field=\"{field}\"><td><code>{field}</code></td><td class=\"num\">1</td>")), "{field}: {section}");
+        assert!(
+            section.contains(&format!(
+                "<tr data-field=\"{field}\"><td><code>{field}</code></td><td class=\"num\">1</td>"
+            )),
+            "{field}: {section}"
+        );
     }
     assert!(section.contains("semantic check_failed at line_items [sum(line_items.amount) == total.value]"));
-    assert!(section.contains("&lt;b&gt;not an invoice&lt;/b&gt;") && !section.contains("<b>"), "escaped: {section}");
+    assert!(
+        section.contains("&lt;b&gt;not an invoice&lt;/b&gt;") && !section.contains("<b>"),
+        "escaped: {section}"
+    );
     assert!(!Report::new(&run.stats).html().contains("id=\"corrections\""), "no reviews given, no section");
 }

@@ -27,7 +27,13 @@ impl Answer {
 }
 
 /// Sends one request (`Connection: close`) and reads the whole answer.
-pub async fn send(address: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+pub async fn send(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
     for (name, value) in headers {
@@ -59,11 +65,8 @@ pub async fn get(address: SocketAddr, path: &str) -> Answer {
 
 /// POSTs `fields` as a form (`application/x-www-form-urlencoded`).
 pub async fn post_form(address: SocketAddr, path: &str, fields: &[(&str, &str)]) -> Answer {
-    let body = fields
-        .iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-        .collect::<Vec<_>>()
-        .join("&");
+    let body =
+        fields.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&");
     let content_type = ("Content-Type", "application/x-www-form-urlencoded");
     send(address, "POST", path, &[content_type], body.as_bytes()).await
 }
@@ -99,7 +102,8 @@ async fn a_post_without_a_valid_csrf_token_gets_403_and_records_nothing() {
         let fix = post_form(desk.address, "/document/inv-001/fix", &fields).await;
         assert_eq!(fix.status, 403, "token {token:?}: {}", fix.body);
         assert!(fix.body.contains("CSRF"), "{}", fix.body);
-        let reject = post_form(desk.address, "/document/inv-001/reject", &[("reason", "x"), ("reviewer", "M")]).await;
+        let reject =
+            post_form(desk.address, "/document/inv-001/reject", &[("reason", "x"), ("reviewer", "M")]).await;
         assert_eq!(reject.status, 403);
     }
     assert_eq!(recorded(&desk.journal), before, "nothing recorded");
@@ -121,7 +125,8 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
 
     // A fix that still fails: 422, the page again with the violation beside its field, nothing recorded.
     let before = recorded(&desk.journal);
-    let fields = [("csrf", csrf.as_str()), ("total", "150"), ("total.quote", "Total due"), ("reviewer", "Ada")];
+    let fields =
+        [("csrf", csrf.as_str()), ("total", "150"), ("total.quote", "Total due"), ("reviewer", "Ada")];
     let refused = post_form(desk.address, "/document/inv-001/fix", &fields).await;
     assert_eq!(refused.status, 422);
     let field = refused.body.split("id=\"field-total\"").nth(1).unwrap().split("</div>").next().unwrap();
@@ -130,7 +135,8 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
     assert_eq!(recorded(&desk.journal), before);
 
     // A passing fix: 303 to the next document, which says what was recorded.
-    let fields = [("csrf", csrf.as_str()), ("total", "140.00"), ("total.quote", "Total due"), ("reviewer", "Ada")];
+    let fields =
+        [("csrf", csrf.as_str()), ("total", "140.00"), ("total.quote", "Total due"), ("reviewer", "Ada")];
     let fixed = post_form(desk.address, "/document/inv-001/fix", &fields).await;
     assert_eq!(fixed.status, 303, "{}", fixed.body);
     assert_eq!(fixed.header("location"), Some("/document/inv-003?recorded=inv-001"));
@@ -144,18 +150,23 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
         .unwrap()
     };
     assert_eq!(reviewer, "Ada");
-    let (before, after): (Value, Value) = (serde_json::from_str(&before).unwrap(), serde_json::from_str(&after).unwrap());
+    let (before, after): (Value, Value) =
+        (serde_json::from_str(&before).unwrap(), serde_json::from_str(&after).unwrap());
     assert_eq!(before["total"]["value"], 104.0);
     assert_eq!(after["total"]["value"], 140.0);
     assert_eq!(before.as_object().unwrap().len(), 1, "only the field that changed: {before}");
 
     // A rejection without a reason is refused; with one it is recorded.
-    let refused = post_form(desk.address, "/document/inv-005/reject", &[("csrf", &csrf), ("reviewer", "Ada")]).await;
+    let refused =
+        post_form(desk.address, "/document/inv-005/reject", &[("csrf", &csrf), ("reviewer", "Ada")]).await;
     assert_eq!(refused.status, 422);
     let fields = [("csrf", csrf.as_str()), ("reviewer", "Ada"), ("reason", "a page is missing")];
     let rejected = post_form(desk.address, "/document/inv-005/reject", &fields).await;
     assert_eq!(rejected.status, 303);
-    assert_eq!(one::<String>(&desk.journal, "SELECT reason FROM rejections WHERE document = 'inv-005'"), "a page is missing");
+    assert_eq!(
+        one::<String>(&desk.journal, "SELECT reason FROM rejections WHERE document = 'inv-005'"),
+        "a page is missing"
+    );
     let queue = get(desk.address, "/").await;
     assert!(queue.body.contains("<strong id=\"waiting\">2</strong> waiting"), "{}", queue.body);
     assert!(queue.body.contains("<span id=\"reviewed\">1</span> reviewed"));
@@ -197,7 +208,11 @@ async fn hostile_ids_quotes_and_text_are_escaped_in_every_context() {
     .await;
     let queue = get(desk.address, "/").await;
     let page_path = "/document/x%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E";
-    assert!(queue.body.contains(&format!("href=\"{page_path}\"")), "the id percent-encoded in the link: {}", queue.body);
+    assert!(
+        queue.body.contains(&format!("href=\"{page_path}\"")),
+        "the id percent-encoded in the link: {}",
+        queue.body
+    );
     assert!(queue.body.contains("data-document-id=\"x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""));
     let page = get(desk.address, page_path).await;
     assert_eq!(page.status, 200, "{}", page.body);
@@ -209,7 +224,9 @@ async fn hostile_ids_quotes_and_text_are_escaped_in_every_context() {
     }
     assert!(page.body.contains("main data-document-id=\"x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""));
     assert!(page.body.contains("&lt;script&gt;alert(3)&lt;/script&gt;"), "the document's text, escaped");
-    assert!(page.body.contains("value=\"&lt;script&gt;alert(&quot;q&quot;)&lt;/script&gt;&quot; onmouseover=&quot;alert(2)\""));
+    assert!(page.body.contains(
+        "value=\"&lt;script&gt;alert(&quot;q&quot;)&lt;/script&gt;&quot; onmouseover=&quot;alert(2)\""
+    ));
     assert!(page.body.contains("action=\"/document/x%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E/fix\""));
     let policy = page.header("content-security-policy").unwrap();
     assert!(policy.contains("default-src 'none'") && policy.contains("script-src 'self'"), "{policy}");
@@ -238,7 +255,8 @@ async fn a_desk_with_a_token_answers_only_requests_that_carry_it() {
     let bearer = format!("Bearer {token}");
     let answer = send(desk.address, "GET", "/", &[("Authorization", &bearer)], b"").await;
     assert_eq!(answer.status, 200);
-    let wrong = send(desk.address, "GET", "/", &[("Authorization", "Bearer correct-horse-battery-stapl")], b"").await;
+    let wrong =
+        send(desk.address, "GET", "/", &[("Authorization", "Bearer correct-horse-battery-stapl")], b"").await;
     assert_eq!(wrong.status, 401);
     // Opened once with ?token=, the browser keeps it in a cookie and the address loses it.
     let opened = get(desk.address, &format!("/?token={token}")).await;
@@ -260,7 +278,8 @@ async fn a_desk_with_a_token_answers_only_requests_that_carry_it() {
 async fn off_loopback_the_desk_refuses_to_serve_without_a_token() {
     let journal = crate::support::invoices::temp_journal("desk", "off_loopback");
     let documents = crate::support::desk_run::run(&journal, &crate::support::desk_run::pdf_bytes()).await;
-    let refused = Desk::<Invoice>::new(&journal, documents.clone()).unwrap().bind("0.0.0.0:0").await.unwrap_err();
+    let refused =
+        Desk::<Invoice>::new(&journal, documents.clone()).unwrap().bind("0.0.0.0:0").await.unwrap_err();
     assert!(refused.to_string().contains("not a loopback address"), "{refused}");
     let short = Desk::<Invoice>::new(&journal, documents).unwrap().token("short").bind("127.0.0.1:0").await;
     assert!(short.unwrap_err().to_string().contains("at least 16"));

@@ -47,7 +47,8 @@ pub async fn start(name: &str, token: Option<&str>, edit: impl FnOnce(&Path, &mu
 /// What the journal holds of reviews, rejections and outcomes, as text: a
 /// refused request must leave it exactly as it was.
 pub fn recorded(journal: &Path) -> String {
-    let db = rusqlite::Connection::open_with_flags(journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let db =
+        rusqlite::Connection::open_with_flags(journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut all = String::new();
     for query in [
         "SELECT at, document, content, fix, reviewer, reviewed_at, before, after, overrode FROM reviews ORDER BY at",
@@ -76,6 +77,7 @@ pub fn recorded(journal: &Path) -> String {
 
 /// One value of the journal: the first column of the first row of `query`.
 pub fn one<T: rusqlite::types::FromSql>(journal: &Path, query: &str) -> T {
-    let db = rusqlite::Connection::open_with_flags(journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let db =
+        rusqlite::Connection::open_with_flags(journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     db.query_row(query, [], |row| row.get(0)).unwrap()
 }

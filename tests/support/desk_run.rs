@@ -31,7 +31,9 @@ pub struct Invoice {
     pub total: Sourced<f64>,
 }
 
+/// ISO 4217 codes, as invoices print them.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[allow(clippy::upper_case_acronyms)]
 pub enum Currency {
     EUR,
     USD,
@@ -49,7 +51,8 @@ pub struct LineItem {
 
 /// The text of invoice `n` (1-based) of the run.
 fn text(number: &str, seller: &str, items: &[(&str, &str)], total: &str) -> String {
-    let mut text = format!("INVOICE {number}\nSeller: {seller}\nIssued 2026-03-02, due 2026-04-01\nPO 4471\n\n");
+    let mut text =
+        format!("INVOICE {number}\nSeller: {seller}\nIssued 2026-03-02, due 2026-04-01\nPO 4471\n\n");
     for (description, amount) in items {
         text.push_str(&format!("{description:<30}{amount:>10}\n"));
     }
@@ -74,11 +77,17 @@ fn answer(number: &str, seller: &str, items: &[(&str, f64)], total: (f64, &str))
 /// The run's documents, in id order: `inv-001` .. `inv-005`.
 pub fn documents(pdf: &[u8]) -> Vec<Document> {
     vec![
-        Document::text(text("A-1001", "Fabrikam GmbH", &[("Paper, A4", "40.00"), ("Toner", "100.00")], "140.00"))
-            .with_id("inv-001")
-            .with_title("Fabrikam, March"),
+        Document::text(text(
+            "A-1001",
+            "Fabrikam GmbH",
+            &[("Paper, A4", "40.00"), ("Toner", "100.00")],
+            "140.00",
+        ))
+        .with_id("inv-001")
+        .with_title("Fabrikam, March"),
         Document::text(text("A-1002", "Contoso Ltd", &[("Chairs", "300.00")], "300.00")).with_id("inv-002"),
-        Document::text(text("A-1003", "Northwind Traders", &[("Coffee", "25.50")], "25.50")).with_id("inv-003"),
+        Document::text(text("A-1003", "Northwind Traders", &[("Coffee", "25.50")], "25.50"))
+            .with_id("inv-003"),
         Document::pdf(pdf.to_vec()).with_id("inv-004").with_title("Scanned, no text layer"),
         Document::text(text("A-1005", "Tailspin Toys", &[("Kites", "60.00")], "60.00")).with_id("inv-005"),
     ]
@@ -88,7 +97,8 @@ pub fn documents(pdf: &[u8]) -> Vec<Document> {
 /// each escalated invoice gets the same wrong answer twice (systematic).
 fn replies() -> Vec<Value> {
     // inv-001: the total misread (the items sum to 140.00).
-    let wrong_total = answer("A-1001", "Fabrikam GmbH", &[("Paper, A4", 40.0), ("Toner", 100.0)], (104.0, "Total due"));
+    let wrong_total =
+        answer("A-1001", "Fabrikam GmbH", &[("Paper, A4", 40.0), ("Toner", 100.0)], (104.0, "Total due"));
     // inv-002: right.
     let right = answer("A-1002", "Contoso Ltd", &[("Chairs", 300.0)], (300.0, "300.00"));
     // inv-003: the seller's quote mistyped, the purchase order made up.

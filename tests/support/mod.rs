@@ -5,14 +5,14 @@
 //! unused items are expected.
 #![allow(dead_code)]
 
+/// The scripted run with escalations the review desk's example and tests serve.
+#[cfg(feature = "desk")]
+pub mod desk_run;
 /// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
 pub mod invoices;
 /// The README's invoice types, exactly as its tour shows them.
 #[cfg(feature = "chrono")]
 pub mod readme_invoice;
-/// The scripted run with escalations the review desk's example and tests serve.
-#[cfg(feature = "desk")]
-pub mod desk_run;
 /// The HTTP stand-in on 127.0.0.1: a scripted server on a real socket.
 pub mod server;
 /// A tracing subscriber that captures what the clients log.

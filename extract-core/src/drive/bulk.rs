@@ -404,7 +404,8 @@ impl<M: Model + 'static> Bulk<M> {
             self.reader::<T>(std::slice::from_ref(&document), "a review").await?;
         let id = document.id().into_owned();
         let replies = recorded.replies.remove(&id).unwrap_or_default();
-        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document.clone(), replies) else {
+        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document.clone(), replies)
+        else {
             return Err(Error::config(format!(
                 "document {} has no escalation in the journal to review",
                 crate::quote_prefix(&id)

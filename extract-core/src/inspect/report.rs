@@ -916,7 +916,8 @@ impl Report<'_> {
              <th class=\"num\">fixes</th><th>documents</th></tr></thead>\n<tbody>\n",
         )?;
         for (field, (count, documents)) in by_count.iter().take(TABLE_ROWS) {
-            let listed: Vec<String> = documents.iter().take(ROW_ITEMS).map(|d| escape(&shorten(d, NAME_CHARS))).collect();
+            let listed: Vec<String> =
+                documents.iter().take(ROW_ITEMS).map(|d| escape(&shorten(d, NAME_CHARS))).collect();
             writeln!(
                 f,
                 "<tr data-field=\"{field}\"><td><code>{field}</code></td><td class=\"num\">{count}</td><td>{}</td></tr>",
@@ -933,7 +934,11 @@ impl Report<'_> {
              <th class=\"num\">fixes</th></tr></thead>\n<tbody>\n",
         )?;
         for (print, count) in prints.iter().take(TABLE_ROWS) {
-            writeln!(f, "<tr><td><code>{}</code></td><td class=\"num\">{count}</td></tr>", escape(&shorten(print, NAME_CHARS)))?;
+            writeln!(
+                f,
+                "<tr><td><code>{}</code></td><td class=\"num\">{count}</td></tr>",
+                escape(&shorten(print, NAME_CHARS))
+            )?;
         }
         more_rows(f, prints.len().saturating_sub(TABLE_ROWS), "fingerprint", 2)?;
         f.write_str("</tbody>\n</table>\n")?;

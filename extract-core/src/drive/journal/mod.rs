@@ -144,6 +144,8 @@ pub struct Review {
 /// A reviewer's decision on an escalated document.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// Read once per review for a report: the size of a rejection does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ReviewDecision {
     /// A fix (a JSON merge patch over the last output) that passed all three layers.
     Fixed {
@@ -346,7 +348,8 @@ impl DeskJournal {
         at: &str,
         reason: &str,
     ) -> Result<bool, Error> {
-        Sqlite::open_for_reading(&self.path, Some(&self.header()))?.rejection(document, content, reviewer, at, reason)
+        Sqlite::open_for_reading(&self.path, Some(&self.header()))?
+            .rejection(document, content, reviewer, at, reason)
     }
 }
 

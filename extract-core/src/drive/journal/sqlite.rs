@@ -455,7 +455,8 @@ impl Sqlite {
 
 /// Whether `document` (of content `content`) still waits for a reviewer:
 /// escalated, not reviewed, not rejected.
-const WAITING: &str = "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+const WAITING: &str =
+    "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
      WHERE d.id = ?1 AND d.content = ?2 AND o.status = 'escalated' AND o.reviewed = 0
        AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)";
 
@@ -468,7 +469,12 @@ impl Sqlite {
             .map_err(|e| db(path, "cannot open it to read", e))?;
         connection.busy_timeout(Duration::from_secs(10)).map_err(|e| db(path, "cannot open it", e))?;
         check_header(&connection, path, header)?;
-        Ok(Sqlite { path: path.to_path_buf(), connection: Mutex::new(connection), next_at: Mutex::new(0), _lock: None })
+        Ok(Sqlite {
+            path: path.to_path_buf(),
+            connection: Mutex::new(connection),
+            next_at: Mutex::new(0),
+            _lock: None,
+        })
     }
 
     /// Every document that waits for a reviewer (escalated for its current
@@ -572,7 +578,8 @@ impl Sqlite {
     ) -> Result<R, Error> {
         let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
         let done = (|| {
-            let transaction = connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let transaction =
+                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let at = next_at(&transaction)?;
             let result = work(&transaction, at)?;
             transaction.commit()?;
@@ -724,12 +731,15 @@ fn create(connection: &Connection, path: &Path, header: &Header<'_>) -> Result<(
 /// [`FORMAT`], in one immediate transaction: two openers at once migrate it
 /// once, the second finding it done.
 fn migrate(connection: &Connection, path: &Path) -> Result<(), Error> {
-    let version = |c: &Connection| c.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get::<_, i32>(0));
+    let version = |c: &Connection| {
+        c.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get::<_, i32>(0))
+    };
     let done = (|| {
         if version(connection)? >= FORMAT {
             return Ok(());
         }
-        let transaction = rusqlite::Transaction::new_unchecked(connection, rusqlite::TransactionBehavior::Immediate)?;
+        let transaction =
+            rusqlite::Transaction::new_unchecked(connection, rusqlite::TransactionBehavior::Immediate)?;
         if version(&transaction)? < 2 {
             transaction.execute_batch(FORMAT_2)?;
         }
@@ -923,4 +933,50 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
         }
     }
     Ok(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_of_format_1_is_brought_to_format_2_by_its_first_writer_and_keeps_its_rows() {
+        let dir = std::env::temp_dir().join(format!("extract-journal-migrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("old.db");
+        let _ = std::fs::remove_file(&path);
+        {
+            // A journal as format 1 wrote it, with one review.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; {SCHEMA}"
+            ))
+            .unwrap();
+            old.execute_batch(
+                "INSERT INTO run (key, value) VALUES ('tool', 't'), ('schema', 's'), ('format', '1');
+                 INSERT INTO documents (id, content, state) VALUES ('d', 'c', 'valid');
+                 INSERT INTO reviews (at, document, content, fix) VALUES (1, 'd', 'c', '{\"total\":3}');",
+            )
+            .unwrap();
+        }
+        let header = Header { tool: "t", schema: "s" };
+        let journal = Sqlite::open_for_reading(&path, Some(&header)).unwrap();
+        let reviews = journal.reviews().unwrap();
+        assert_eq!(reviews.len(), 1);
+        assert_eq!(
+            (reviews[0].fix.as_deref(), reviews[0].reviewer.as_deref()),
+            (Some("{\"total\":3}"), None)
+        );
+        drop(journal);
+        let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let version: i32 =
+            db.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get(0)).unwrap();
+        let format: String =
+            db.query_row("SELECT value FROM run WHERE key = 'format'", [], |r| r.get(0)).unwrap();
+        assert_eq!((version, format.as_str()), (FORMAT, "2"));
+        // A read-only reader of the migrated journal sees the new tables.
+        let reader = Sqlite::open_read_only(&path, &header).unwrap();
+        assert_eq!(reader.waiting().unwrap().0.len(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

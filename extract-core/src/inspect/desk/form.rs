@@ -31,7 +31,9 @@ pub(crate) struct Field {
 #[derive(Debug, Clone)]
 pub(crate) enum Input {
     Text,
-    Number { integer: bool },
+    Number {
+        integer: bool,
+    },
     Date,
     Boolean,
     /// An enum: one of these values (as JSON).
@@ -129,7 +131,9 @@ fn input_of(schema: &Value, root: &Value, depth: usize) -> (Input, bool) {
                     let value = fields.iter().find(|f| f.name == "value").expect("named above");
                     Input::Sourced(Box::new(value.input.clone()))
                 }
-                (_, Some(_)) if node["additionalProperties"].is_null() || node["additionalProperties"] == false => {
+                (_, Some(_))
+                    if node["additionalProperties"].is_null() || node["additionalProperties"] == false =>
+                {
                     Input::Object(fields)
                 }
                 _ => Input::Json,

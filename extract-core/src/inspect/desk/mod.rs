@@ -72,7 +72,10 @@ impl<T: Extractable + Send + Sync + 'static> Desk<T> {
     /// journal by id; the desk shows them and checks quotes against them).
     /// `Err` names the journal when it is missing, not ours or of another
     /// type, and the id when two documents share one.
-    pub fn new(journal: impl Into<Journal>, documents: impl IntoIterator<Item = Document>) -> Result<Desk<T>, Error> {
+    pub fn new(
+        journal: impl Into<Journal>,
+        documents: impl IntoIterator<Item = Document>,
+    ) -> Result<Desk<T>, Error> {
         let journal = DeskJournal::open(&journal.into(), &T::tool())?;
         let mut by_id = BTreeMap::new();
         for document in documents {

@@ -147,15 +147,39 @@ impl QueuePage<'_> {
         );
         for (said, id) in [("fix", &filters.recorded), ("rejection", &filters.rejected)] {
             if !id.is_empty() {
-                let _ = writeln!(out, "<p class=\"notice\">Recorded the {said} of document {}.</p>", escape(id));
+                let _ =
+                    writeln!(out, "<p class=\"notice\">Recorded the {said} of document {}.</p>", escape(id));
             }
         }
         out.push_str("<form class=\"filters\" method=\"get\" action=\"/\">\n");
-        select(&mut out, "reason", "Reason", &reasons.iter().map(|(k, n)| (k.to_string(), *n)).collect::<Vec<_>>(), &filters.reason);
-        select(&mut out, "field", "Failing field", &fields.iter().map(|(k, n)| (k.to_string(), *n)).collect::<Vec<_>>(), &filters.field);
-        select(&mut out, "fingerprint", "Violation", &prints.into_iter().collect::<Vec<_>>(), &filters.fingerprint);
+        select(
+            &mut out,
+            "reason",
+            "Reason",
+            &reasons.iter().map(|(k, n)| (k.to_string(), *n)).collect::<Vec<_>>(),
+            &filters.reason,
+        );
+        select(
+            &mut out,
+            "field",
+            "Failing field",
+            &fields.iter().map(|(k, n)| (k.to_string(), *n)).collect::<Vec<_>>(),
+            &filters.field,
+        );
+        select(
+            &mut out,
+            "fingerprint",
+            "Violation",
+            &prints.into_iter().collect::<Vec<_>>(),
+            &filters.fingerprint,
+        );
         out.push_str("<button type=\"submit\">Filter</button> <a href=\"/\">Clear</a>\n</form>\n");
-        let _ = writeln!(out, "<p class=\"muted\">Showing <span id=\"shown\">{}</span> of {}.</p>", shown.len(), self.waiting.len());
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">Showing <span id=\"shown\">{}</span> of {}.</p>",
+            shown.len(),
+            self.waiting.len()
+        );
         if shown.is_empty() {
             out.push_str("<p class=\"empty\">Nothing waits for a reviewer here.</p>\n");
         } else {
@@ -184,11 +208,24 @@ impl QueuePage<'_> {
                     entry.escalation.attempts()
                 );
                 for (field, messages) in &entry.escalation.partial.failed {
-                    let first = messages.as_array().and_then(|m| m.first()).and_then(Value::as_str).unwrap_or("absent");
-                    let _ = write!(out, "<li><code>{}</code>: {}</li>", escape(field), escape(&shorten(first, 160)));
+                    let first = messages
+                        .as_array()
+                        .and_then(|m| m.first())
+                        .and_then(Value::as_str)
+                        .unwrap_or("absent");
+                    let _ = write!(
+                        out,
+                        "<li><code>{}</code>: {}</li>",
+                        escape(field),
+                        escape(&shorten(first, 160))
+                    );
                 }
                 let hint = entry.escalation.fix_hint.as_deref().unwrap_or("");
-                let _ = writeln!(out, "</ul></td><td class=\"hint\">{}</td></tr>", escape(&shorten(hint, QUEUE_HINT_CHARS)));
+                let _ = writeln!(
+                    out,
+                    "</ul></td><td class=\"hint\">{}</td></tr>",
+                    escape(&shorten(hint, QUEUE_HINT_CHARS))
+                );
             }
             out.push_str("</tbody>\n</table>\n");
         }
@@ -252,7 +289,9 @@ fn quotes_in(values: &Map<String, Value>, text: Option<&str>) -> Vec<Quote> {
     fn walk(value: &Value, path: String, field: &str, text: Option<&str>, out: &mut Vec<Quote>) {
         match value {
             Value::Object(object) => {
-                if let (Some(Value::String(quote)), true, 2) = (object.get("quote"), object.contains_key("value"), object.len()) {
+                if let (Some(Value::String(quote)), true, 2) =
+                    (object.get("quote"), object.contains_key("value"), object.len())
+                {
                     let span = text.and_then(|t| locate_quote(t, quote));
                     out.push(Quote { path, field: field.to_string(), quote: quote.clone(), span });
                     return;
@@ -297,7 +336,8 @@ impl DocumentPage<'_> {
         out.push_str("<nav class=\"bar\"><a href=\"/\" id=\"queue\">Queue</a>");
         let _ = write!(out, " <span class=\"muted\">document {place} of {of}</span>");
         if let Some(previous) = previous {
-            let _ = write!(out, " <a rel=\"prev\" href=\"{}\">← Previous</a>", escape(&document_href(previous)));
+            let _ =
+                write!(out, " <a rel=\"prev\" href=\"{}\">← Previous</a>", escape(&document_href(previous)));
         }
         if let Some(next) = next {
             let _ = write!(out, " <a rel=\"next\" href=\"{}\">Next →</a>", escape(&document_href(next)));
@@ -336,6 +376,7 @@ impl DocumentPage<'_> {
         out.push_str("<section class=\"review\">\n");
         self.failed(&mut out);
         self.fix_form(&mut out, &quotes);
+        self.trusted(&mut out);
         self.reject_form(&mut out);
         self.history(&mut out);
         out.push_str("</section>\n</div>\n</main>\n</body>\n</html>\n");
@@ -405,7 +446,8 @@ impl DocumentPage<'_> {
         out.push_str("<h2>What failed</h2>\n<dl class=\"failed\">\n");
         for (field, messages) in &escalation.partial.failed {
             let _ = write!(out, "<dt><a href=\"#field-{0}\"><code>{0}</code></a></dt>", escape(field));
-            let messages: Vec<&str> = messages.as_array().map(|m| m.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let messages: Vec<&str> =
+                messages.as_array().map(|m| m.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
             if messages.is_empty() {
                 out.push_str("<dd>absent from the output</dd>\n");
             }
@@ -417,6 +459,11 @@ impl DocumentPage<'_> {
         if let Some(hint) = &escalation.fix_hint {
             let _ = writeln!(out, "<p class=\"hint\"><strong>Fix hint:</strong> {}</p>", escape(hint));
         }
+    }
+
+    /// The held fields, read-only: what the reviewer can trust as it is.
+    fn trusted(&self, out: &mut String) {
+        let escalation = &self.entry.escalation;
         if !escalation.partial.held.is_empty() {
             out.push_str("<h3>Trusted fields</h3>\n<p class=\"muted\">They passed every check that ran.</p>\n<dl class=\"held\">\n");
             for (field, value) in &escalation.partial.held {
@@ -425,7 +472,12 @@ impl DocumentPage<'_> {
                     (Some(given), Some(quote)) => format!("{} (quote “{quote}”)", form::shown(given)),
                     _ => form::shown(value),
                 };
-                let _ = writeln!(out, "<dt><code>{}</code></dt><dd>{}</dd>", escape(field), escape(&shorten(&shown, 400)));
+                let _ = writeln!(
+                    out,
+                    "<dt><code>{}</code></dt><dd>{}</dd>",
+                    escape(field),
+                    escape(&shorten(&shown, 400))
+                );
             }
             out.push_str("</dl>\n");
         }
@@ -436,7 +488,8 @@ impl DocumentPage<'_> {
         let mut by_field: BTreeMap<String, Vec<&Violation>> = BTreeMap::new();
         let known: BTreeSet<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
         for violation in self.violations.iter().flat_map(|v| v.iter()) {
-            let named: Vec<String> = fields_named(violation).into_iter().filter(|f| known.contains(f.as_str())).collect();
+            let named: Vec<String> =
+                fields_named(violation).into_iter().filter(|f| known.contains(f.as_str())).collect();
             if named.is_empty() {
                 by_field.entry(String::new()).or_default().push(violation);
             }
@@ -460,7 +513,8 @@ impl DocumentPage<'_> {
             out.push_str("</ul>\n");
         }
         let held = &self.entry.escalation.partial.held;
-        let (trusted, open): (Vec<&Field>, Vec<&Field>) = self.fields.iter().partition(|f| held.contains_key(&f.name));
+        let (trusted, open): (Vec<&Field>, Vec<&Field>) =
+            self.fields.iter().partition(|f| held.contains_key(&f.name));
         for field in open {
             self.field(out, field, "failed", &by_field, quotes);
         }
@@ -530,7 +584,9 @@ impl DocumentPage<'_> {
             escape(self.reason)
         );
         reviewer_input(out, "reject-reviewer", self.reviewer);
-        out.push_str("<p><button type=\"submit\" class=\"secondary\">Reject document</button></p>\n</form>\n");
+        out.push_str(
+            "<p><button type=\"submit\" class=\"secondary\">Reject document</button></p>\n</form>\n",
+        );
     }
 
     /// The last output as JSON and the attempts' violations, folded.
@@ -550,7 +606,12 @@ impl DocumentPage<'_> {
         for attempt in &escalation.error_chain {
             let _ = write!(out, "<li>attempt {}<ul>", attempt.attempt);
             for violation in attempt.violations.iter() {
-                let _ = write!(out, "<li><code>{}</code> {}</li>", escape(&violation.path.to_string()), escape(&violation.message));
+                let _ = write!(
+                    out,
+                    "<li><code>{}</code> {}</li>",
+                    escape(&violation.path.to_string()),
+                    escape(&violation.message)
+                );
             }
             out.push_str("</ul></li>\n");
         }
@@ -583,7 +644,11 @@ fn reviewer_input(out: &mut String, id: &str, reviewer: &str) {
 fn input(out: &mut String, input: &Input, path: &str, value: &Value, nullable: bool, top: bool) {
     one_input(out, input, path, value, top);
     if nullable && top {
-        let _ = write!(out, " <label class=\"null\"><input type=\"checkbox\" name=\"{}~null\"> null</label>", escape(path));
+        let _ = write!(
+            out,
+            " <label class=\"null\"><input type=\"checkbox\" name=\"{}~null\"> null</label>",
+            escape(path)
+        );
     }
     out.push('\n');
 }
@@ -624,7 +689,11 @@ fn one_input(out: &mut String, input: &Input, path: &str, value: &Value, labelle
         Input::Boolean => {
             let _ = write!(out, "<select name=\"{name}\"{id}><option value=\"\"></option>");
             for option in ["true", "false"] {
-                let selected = if value.as_bool().map(|b| b.to_string()).as_deref() == Some(option) { " selected" } else { "" };
+                let selected = if value.as_bool().map(|b| b.to_string()).as_deref() == Some(option) {
+                    " selected"
+                } else {
+                    ""
+                };
                 let _ = write!(out, "<option value=\"{option}\"{selected}>{option}</option>");
             }
             out.push_str("</select>");
@@ -670,14 +739,24 @@ fn one_input(out: &mut String, input: &Input, path: &str, value: &Value, labelle
             for field in fields {
                 let inner = value.get(&field.name).unwrap_or(&Value::Null);
                 let _ = write!(out, "<label><span class=\"label\">{}</span> ", escape(&field.name));
-                self::input(out, &field.input, &format!("{path}.{}", field.name), inner, field.nullable, false);
+                self::input(
+                    out,
+                    &field.input,
+                    &format!("{path}.{}", field.name),
+                    inner,
+                    field.nullable,
+                    false,
+                );
                 out.push_str("</label> ");
             }
             out.push_str("</fieldset>");
         }
         Input::Rows(columns) => {
             let rows = value.as_array().map(Vec::as_slice).unwrap_or_default();
-            let _ = write!(out, "<input type=\"hidden\" name=\"{name}~rows\" value=\"\"><table class=\"rows\"><thead><tr>");
+            let _ = write!(
+                out,
+                "<input type=\"hidden\" name=\"{name}~rows\" value=\"\"><table class=\"rows\"><thead><tr>"
+            );
             for column in columns {
                 let _ = write!(out, "<th>{}</th>", escape(&column.name));
             }
@@ -688,11 +767,21 @@ fn one_input(out: &mut String, input: &Input, path: &str, value: &Value, labelle
                 for column in columns {
                     let cell = row.get(&column.name).unwrap_or(&Value::Null);
                     out.push_str("<td>");
-                    self::input(out, &column.input, &format!("{path}[{i}].{}", column.name), cell, column.nullable, false);
+                    self::input(
+                        out,
+                        &column.input,
+                        &format!("{path}[{i}].{}", column.name),
+                        cell,
+                        column.nullable,
+                        false,
+                    );
                     out.push_str("</td>");
                 }
                 if i < rows.len() {
-                    let _ = write!(out, "<td><input type=\"checkbox\" name=\"{name}[{i}]~remove\" title=\"remove this row\"></td>");
+                    let _ = write!(
+                        out,
+                        "<td><input type=\"checkbox\" name=\"{name}[{i}]~remove\" title=\"remove this row\"></td>"
+                    );
                 } else {
                     out.push_str("<td class=\"muted\">new</td>");
                 }
@@ -705,17 +794,35 @@ fn one_input(out: &mut String, input: &Input, path: &str, value: &Value, labelle
             let _ = write!(out, "<input type=\"hidden\" name=\"{name}~rows\" value=\"\"><ol class=\"list\">");
             for i in 0..items.len() + BLANK_ROWS {
                 out.push_str("<li>");
-                self::input(out, item, &format!("{path}[{i}]"), items.get(i).unwrap_or(&Value::Null), true, false);
+                self::input(
+                    out,
+                    item,
+                    &format!("{path}[{i}]"),
+                    items.get(i).unwrap_or(&Value::Null),
+                    true,
+                    false,
+                );
                 if i < items.len() {
-                    let _ = write!(out, " <label><input type=\"checkbox\" name=\"{name}[{i}]~remove\"> remove</label>");
+                    let _ = write!(
+                        out,
+                        " <label><input type=\"checkbox\" name=\"{name}[{i}]~remove\"> remove</label>"
+                    );
                 }
                 out.push_str("</li>");
             }
             out.push_str("</ol>");
         }
         Input::Json => {
-            let shown = if value.is_null() { String::new() } else { serde_json::to_string_pretty(value).unwrap_or_default() };
-            let _ = write!(out, "<textarea class=\"json\" name=\"{name}\"{id} rows=\"3\">{}</textarea>", escape(&shown));
+            let shown = if value.is_null() {
+                String::new()
+            } else {
+                serde_json::to_string_pretty(value).unwrap_or_default()
+            };
+            let _ = write!(
+                out,
+                "<textarea class=\"json\" name=\"{name}\"{id} rows=\"3\">{}</textarea>",
+                escape(&shown)
+            );
         }
     }
 }

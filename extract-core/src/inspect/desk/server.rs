@@ -18,10 +18,10 @@ use serde_json::{Map, Value, json};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
+use super::BODY_LIMIT;
 use super::form::{self, Field, Submitted};
 use super::pages::{self, DocumentPage, Filters, QueuePage};
 use super::security;
-use super::BODY_LIMIT;
 use crate::drive::journal::{DeskJournal, Fix, Waiting};
 use crate::run::review::{patched, review_document};
 use crate::{Content, Document, Error, Extractable, Outcome};
@@ -75,7 +75,8 @@ async fn require_token<T: Send + Sync + 'static>(
     next: Next,
 ) -> Response {
     let Some(expected) = desk.token.as_deref() else { return next.run(request).await };
-    let query = Query::<BTreeMap<String, String>>::try_from_uri(request.uri()).map(|q| q.0).unwrap_or_default();
+    let query =
+        Query::<BTreeMap<String, String>>::try_from_uri(request.uri()).map(|q| q.0).unwrap_or_default();
     if let Some(given) = query.get("token") {
         if !security::same_secret(given, expected) {
             return unauthorized();
@@ -126,10 +127,19 @@ async fn waiting<T: Send + Sync + 'static>(desk: &Desk<T>) -> Result<(Vec<Waitin
         .map_err(|e| Error::config(format!("the desk's journal reader failed: {e}")))?
 }
 
-async fn queue<T: Send + Sync + 'static>(Shared(desk): Shared<Desk<T>>, Query(filters): Query<Filters>) -> Response {
+async fn queue<T: Send + Sync + 'static>(
+    Shared(desk): Shared<Desk<T>>,
+    Query(filters): Query<Filters>,
+) -> Response {
     match waiting(&desk).await {
         Ok((waiting, reviewed, rejected)) => {
-            let page = QueuePage { waiting: &waiting, reviewed, rejected, filters: &filters, known: &desk.documents };
+            let page = QueuePage {
+                waiting: &waiting,
+                reviewed,
+                rejected,
+                filters: &filters,
+                known: &desk.documents,
+            };
             html(page.render()).into_response()
         }
         Err(error) => failed(error),
@@ -218,21 +228,22 @@ async fn pdf<T: Send + Sync + 'static>(Shared(desk): Shared<Desk<T>>, Path(id): 
             bytes.clone(),
         )
             .into_response(),
-        _ => (StatusCode::NOT_FOUND, html(pages::message("No PDF", "The desk holds no PDF by that id."))).into_response(),
+        _ => (StatusCode::NOT_FOUND, html(pages::message("No PDF", "The desk holds no PDF by that id.")))
+            .into_response(),
     }
 }
 
-/// `Err` with the 403 page when the form's CSRF token is not this desk's.
-fn csrf(desk: &State<impl Sized>, form: &Submitted) -> Result<(), Response> {
+/// The 403 page when the form's CSRF token is not this desk's.
+fn csrf_refusal(desk: &State<impl Sized>, form: &Submitted) -> Option<Response> {
     match form.get("csrf") {
-        Some(given) if security::same_secret(given, &desk.csrf) => Ok(()),
+        Some(given) if security::same_secret(given, &desk.csrf) => None,
         _ => {
             let page = pages::message(
                 "Refused",
                 "The form carried no valid CSRF token (it did not come from this desk, or the desk was \
                  restarted since it was opened). Nothing was recorded: reload the page and submit again.",
             );
-            Err((StatusCode::FORBIDDEN, html(page)).into_response())
+            Some((StatusCode::FORBIDDEN, html(page)).into_response())
         }
     }
 }
@@ -282,7 +293,7 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    if let Err(refused) = csrf(&desk, &form) {
+    if let Some(refused) = csrf_refusal(&desk, &form) {
         return refused;
     }
     let (waiting, _, _) = match waiting(&desk).await {
@@ -371,7 +382,7 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    if let Err(refused) = csrf(&desk, &form) {
+    if let Some(refused) = csrf_refusal(&desk, &form) {
         return refused;
     }
     let (waiting, _, _) = match waiting(&desk).await {
@@ -383,7 +394,9 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     let reason = form.get("reason").unwrap_or_default().trim().to_string();
     let problem = match reviewer_of(&form) {
         Err(problem) => Some(problem),
-        Ok(_) if reason.is_empty() => Some("Say why the document is rejected: the journal records the reason.".into()),
+        Ok(_) if reason.is_empty() => {
+            Some("Say why the document is rejected: the journal records the reason.".into())
+        }
         Ok(_) if reason.chars().count() > REASON_CHARS => {
             Some(format!("The reason has more than {REASON_CHARS} characters."))
         }
@@ -411,8 +424,10 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     let recorded = {
         let desk = desk.clone();
         let (id, content, reviewer, reason) = (id.clone(), entry.content.clone(), reviewer.clone(), reason);
-        tokio::task::spawn_blocking(move || desk.journal.record_rejection(&id, &content, &reviewer, &now(), &reason))
-            .await
+        tokio::task::spawn_blocking(move || {
+            desk.journal.record_rejection(&id, &content, &reviewer, &now(), &reason)
+        })
+        .await
     };
     match recorded {
         Ok(Ok(true)) => after_decision(&waiting, &id, "rejected", &reviewer),
