@@ -290,3 +290,17 @@ async fn off_loopback_the_desk_refuses_to_serve_without_a_token() {
     assert!(error.contains("notes.txt"), "{error}");
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "not a journal");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_desk_reads_a_journal_while_another_connection_holds_its_write_lock() {
+    let desk = start("busy", None, |_, _| {}).await;
+    // Another writer (a run, in WAL mode) in the middle of a transaction.
+    let writer = rusqlite::Connection::open(&desk.journal).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE; UPDATE documents SET state = state WHERE id = 'inv-002';").unwrap();
+    let queue = get(desk.address, "/").await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    assert!(queue.body.contains("<strong id=\"waiting\">4</strong> waiting"));
+    let page = get(desk.address, "/document/inv-003").await;
+    assert_eq!(page.status, 200);
+    writer.execute_batch("COMMIT").unwrap();
+}

@@ -159,7 +159,7 @@ async fn a_journal_of_a_newer_format_is_refused_naming_both_formats() {
     }
     let before = std::fs::read(&path).unwrap();
     let said = refused(&path).await;
-    assert!(said.contains("is of format 7, newer than this version of extract reads (format 1)"), "{said}");
+    assert!(said.contains("is of format 7, newer than this version of extract reads (format 2)"), "{said}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
