@@ -191,6 +191,8 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
     total.send_keys(&format!("140{}", Key::Control + &Key::Enter)).await.unwrap();
     css(&client, "main[data-document-id=\"inv-003\"]").await;
     assert!(css(&client, "p.notice").await.text().await.unwrap().contains("inv-001"));
+    let remembered = css(&client, "#fix-reviewer").await.prop("value").await.unwrap();
+    assert_eq!(remembered.as_deref(), Some("Ada Lovelace"), "the reviewer's name is remembered");
     let (reviewer, at, fix, before, after): (String, String, String, String, String) = {
         let db =
             rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)

@@ -120,6 +120,17 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
     let desk = start("plain_forms", None, |_, _| {}).await;
     let queue = get(desk.address, "/").await;
     assert!(queue.body.contains("<strong id=\"waiting\">4</strong> waiting"), "{}", queue.body);
+    // Filters by fingerprint and by reason, as plain GET forms.
+    let missing =
+        get(desk.address, "/?reason=&field=&fingerprint=structure+missing_field+at+issue_date").await;
+    assert!(missing.body.contains("Showing <span id=\"shown\">1</span> of 4."), "{}", missing.body);
+    assert!(missing.body.contains("data-document-id=\"inv-005\""));
+    let none = get(desk.address, "/?reason=not_recoverable").await;
+    assert!(none.body.contains("Showing <span id=\"shown\">0</span> of 4."));
+    // The PDF itself, for the page's frame.
+    let pdf = get(desk.address, "/document/inv-004/pdf").await;
+    assert_eq!((pdf.status, pdf.header("content-type")), (200, Some("application/pdf")));
+    assert!(pdf.body.starts_with("%PDF-"));
     let page = get(desk.address, "/document/inv-001").await;
     let csrf = csrf_of(&page.body);
 
@@ -296,7 +307,9 @@ async fn the_desk_reads_a_journal_while_another_connection_holds_its_write_lock(
     let desk = start("busy", None, |_, _| {}).await;
     // Another writer (a run, in WAL mode) in the middle of a transaction.
     let writer = rusqlite::Connection::open(&desk.journal).unwrap();
-    writer.execute_batch("BEGIN IMMEDIATE; UPDATE documents SET state = state WHERE id = 'inv-002';").unwrap();
+    writer
+        .execute_batch("BEGIN IMMEDIATE; UPDATE documents SET state = state WHERE id = 'inv-002';")
+        .unwrap();
     let queue = get(desk.address, "/").await;
     assert_eq!(queue.status, 200, "{}", queue.body);
     assert!(queue.body.contains("<strong id=\"waiting\">4</strong> waiting"));

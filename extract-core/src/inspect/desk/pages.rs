@@ -896,6 +896,8 @@ kbd { border: 1px solid var(--line); border-radius: 3px; padding: 0 4px; backgro
 .problem { color: var(--bad); font-weight: 600; }
 .columns { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 20px; }
 @media (max-width: 1000px) { .columns { grid-template-columns: minmax(0, 1fr); } }
+@media (min-width: 1001px) { section.source { position: sticky; top: 8px; align-self: start;
+  max-height: calc(100vh - 16px); overflow: auto; } }
 section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 18px; min-width: 0; }
 pre.text { white-space: pre-wrap; overflow-wrap: anywhere; background: #fbfcfd; border: 1px solid var(--line);
   padding: 12px; border-radius: 6px; max-height: 70vh; overflow: auto; font-size: 14px; line-height: 1.5; }
@@ -912,7 +914,7 @@ form { margin: 0; }
 .field { padding: 8px 10px; margin: 8px 0; border-left: 4px solid var(--line); background: #fbfcfd; }
 .field.failed { border-left-color: #f0b429; } .field.refused { border-left-color: var(--bad); background: #fff5f5; }
 .field label.name { display: block; font-weight: 600; margin-bottom: 4px; }
-input[type=text], input[type=number], input[type=date], select, textarea { font: inherit; padding: 4px 6px;
+input:not([type]), input[type=text], input[type=number], input[type=date], select, textarea { font: inherit; padding: 4px 6px;
   border: 1px solid #9aa5b1; border-radius: 4px; max-width: 100%; }
 .field > input[type=text], .field > textarea, input.quote { width: 100%; }
 textarea { width: 100%; }
