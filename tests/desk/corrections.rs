@@ -3,10 +3,12 @@
 //! run report's section of reviewer corrections; a fixed document counts
 //! valid and reviewed.
 
-use extract::{Journal, Report, ReviewDecision};
+use extract::testing::Scripted;
+use extract::{Bulk, Extractor, Journal, Report, Retries, ReviewDecision};
 
 use crate::http::{csrf_of, get, post_form};
 use crate::start;
+use crate::support::desk_run::Invoice;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
@@ -58,4 +60,35 @@ async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
         "escaped: {section}"
     );
     assert!(!Report::new(&run.stats).html().contains("id=\"corrections\""), "no reviews given, no section");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_later_run_on_the_journal_counts_the_desks_decisions() {
+    let desk = start("later_run", None, |_, _| {}).await;
+    let csrf = csrf_of(&get(desk.address, "/document/inv-004").await.body);
+    // The PDF without a text layer: its quotes stay unverified, and the fix of its due date passes.
+    let fields = [("csrf", csrf.as_str()), ("due_date", "2026-04-01"), ("reviewer", "Grace")];
+    let answer = post_form(desk.address, "/document/inv-004/fix", &fields).await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let fields = [("csrf", csrf.as_str()), ("reviewer", "Grace"), ("reason", "duplicate of inv-001")];
+    assert_eq!(post_form(desk.address, "/document/inv-003/reject", &fields).await.status, 303);
+
+    // The same run again, every reply replayed from the journal: the model is never asked.
+    let bulk = || {
+        let model = Scripted::new(Vec::<serde_json::Value>::new());
+        Bulk::new(Extractor::new(model).retries(Retries::new(1).unwrap()))
+            .concurrency(1)
+            .journal(&desk.journal)
+            .unwrap()
+    };
+    let report = bulk().run::<Invoice>(desk.documents.clone()).await.unwrap();
+    let fixed = report.outcomes["inv-004"].valid().expect("the desk's fix counts");
+    assert!(fixed.reviewed());
+    assert_eq!(fixed.value().due_date.unwrap().to_string(), "2026-04-01");
+    assert!(fixed.sources().iter().all(|s| !s.verified()), "unverified, never failing");
+    assert!(!report.outcomes["inv-003"].is_valid(), "a rejected document has no value");
+    // The review queue of the API agrees with the desk's.
+    let queue = bulk().escalations::<Invoice>(desk.documents.clone()).await.unwrap();
+    let ids: Vec<&str> = queue.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["inv-001", "inv-005"]);
 }

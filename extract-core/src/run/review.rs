@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::outcome::{Escalation, Validated};
-use crate::validate::validate_document;
+use crate::validate::validate_searchable;
 use crate::{Document, Extractable, Violations};
 
 /// Applies a reviewer's `fix` to `escalation`'s last output as a JSON merge
@@ -55,8 +55,18 @@ pub(crate) fn review_document<T: Extractable>(
     document: &Document,
     fix: Value,
 ) -> Result<Validated<T>, Violations> {
+    review_searchable(escalation, document.searchable_text(), fix)
+}
+
+/// [`review_document`] against a document's searchable text alone (`None`:
+/// no text, the quotes unverified): for drivers that keep only the text.
+pub(crate) fn review_searchable<T: Extractable>(
+    escalation: &Escalation,
+    text: Option<&str>,
+    fix: Value,
+) -> Result<Validated<T>, Violations> {
     let output = patched(escalation, fix);
-    let (value, sources) = validate_document::<T>(&output, document)?;
+    let (value, sources) = validate_searchable::<T>(&output, text)?;
     let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
     Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
 }

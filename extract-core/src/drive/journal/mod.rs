@@ -374,6 +374,8 @@ pub(crate) struct Recorded {
     pub replies: BTreeMap<String, Vec<Reply>>,
     /// The reviewers' fixes, by document id (the last one counts).
     pub reviews: BTreeMap<String, Value>,
+    /// The documents a reviewer rejected (their source unusable).
+    pub rejected: BTreeSet<String>,
     /// The message batches created and not yet collected, oldest first,
     /// each with its documents and their attempts.
     pub open_batches: Vec<(String, Vec<(String, u32)>)>,

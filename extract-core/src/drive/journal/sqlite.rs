@@ -902,6 +902,14 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
                     .insert(document, serde_json::from_str(&fix).unwrap_or(serde_json::Value::Null));
             }
         }
+        let mut select = connection.prepare("SELECT document, content FROM rejections")?;
+        let rows = select.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (document, content) = row?;
+            if current(&document, &content) {
+                recorded.rejected.insert(document);
+            }
+        }
         let mut select = connection.prepare(
             "SELECT intent, created_at, requests, documents, id FROM batches
              WHERE collected = 0 AND abandoned = 0 ORDER BY intent",
