@@ -16,10 +16,12 @@ mod path;
 mod render;
 
 pub use aggregate::*;
+pub(crate) use audit::described;
+#[cfg(feature = "desk")]
+pub(crate) use audit::locate_quote;
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
-pub(crate) use audit::{described, locate_quote};
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
 };
