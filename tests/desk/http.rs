@@ -35,7 +35,11 @@ pub async fn send(
     body: &[u8],
 ) -> Answer {
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    // The desk's own address as Host, unless the test names another.
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {address}\r\n"));
+    }
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -316,4 +320,37 @@ async fn the_desk_reads_a_journal_while_another_connection_holds_its_write_lock(
     let page = get(desk.address, "/document/inv-003").await;
     assert_eq!(page.status, 200);
     writer.execute_batch("COMMIT").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_token_the_desk_answers_only_its_own_host() {
+    let desk = start("rebinding", None, |_, _| {}).await;
+    let port = desk.address.port();
+    // A page on another name rebound to 127.0.0.1 (DNS rebinding) sends its own name as Host.
+    let rebound = format!("evil.example:{port}");
+    for path in ["/", "/document/inv-001", "/document/inv-004/pdf"] {
+        let answer = send(desk.address, "GET", path, &[("Host", &rebound)], b"").await;
+        assert_eq!(answer.status, 421, "{path}");
+        assert!(!answer.body.contains("inv-001"), "nothing of the journal: {}", answer.body);
+    }
+    let localhost = format!("localhost:{port}");
+    assert_eq!(send(desk.address, "GET", "/", &[("Host", &localhost)], b"").await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_document_the_desk_was_not_given_is_listed_but_not_reviewable() {
+    let desk = start("not_given", None, |_, documents| documents.retain(|d| d.id() != "inv-005")).await;
+    let queue = get(desk.address, "/").await;
+    let row = queue.body.split("data-document-id=\"inv-005\"").nth(1).unwrap().split("</tr>").next().unwrap();
+    assert!(row.contains("not given to the desk"), "{row}");
+    let page = get(desk.address, "/document/inv-005").await;
+    assert!(page.body.contains("The desk was not given this document"), "{}", page.body);
+    let before = recorded(&desk.journal);
+    let fields =
+        [("csrf", csrf_of(&page.body)), ("issue_date", "2026-03-02".into()), ("reviewer", "Ada".into())];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let answer = post_form(desk.address, "/document/inv-005/fix", &fields).await;
+    assert_eq!(answer.status, 404);
+    assert!(answer.body.contains("start the desk with the run"), "{}", answer.body);
+    assert_eq!(recorded(&desk.journal), before);
 }

@@ -121,6 +121,7 @@ impl<T: Extractable + Send + Sync + 'static> Desk<T> {
             fields: form::fields_of(&T::tool().input_schema),
             csrf: security::random_token()?,
             token: self.token,
+            address: local,
             _type: PhantomData,
         };
         Ok(Serving { listener, router: server::router(Arc::new(state)), address: local })

@@ -67,6 +67,17 @@ pub(crate) fn check_binding(addresses: &[SocketAddr], token: Option<&str>, shown
     Ok(())
 }
 
+/// Whether `host` (a request's `Host` header) names the desk at `address`:
+/// its IP and port, or `localhost` with its port.
+pub(crate) fn is_own_host(host: &str, address: SocketAddr) -> bool {
+    let port = address.port();
+    let own = match address {
+        SocketAddr::V4(v4) => format!("{}:{port}", v4.ip()),
+        SocketAddr::V6(v6) => format!("[{}]:{port}", v6.ip()),
+    };
+    host.eq_ignore_ascii_case(&own) || host.eq_ignore_ascii_case(&format!("localhost:{port}"))
+}
+
 /// The access token a request presents: `Authorization: Bearer`, or the cookie.
 pub(crate) fn presented(headers: &HeaderMap) -> Option<String> {
     if let Some(bearer) = headers
@@ -104,6 +115,18 @@ mod tests {
         assert!(refused.contains("0.0.0.0:8088") && refused.contains("Desk::token"), "{refused}");
         assert!(check_binding(&[any], Some("short"), "0.0.0.0:8088").is_err());
         assert!(check_binding(&[any], Some("a-token-of-twenty-chars"), "0.0.0.0:8088").is_ok());
+    }
+
+    #[test]
+    fn only_the_desks_own_address_is_its_host() {
+        let address: SocketAddr = "127.0.0.1:8088".parse().unwrap();
+        assert!(is_own_host("127.0.0.1:8088", address));
+        assert!(is_own_host("LOCALHOST:8088", address));
+        for other in ["evil.example:8088", "127.0.0.1:8089", "127.0.0.1", "", "127.0.0.1:8088.evil.example"] {
+            assert!(!is_own_host(other, address), "{other}");
+        }
+        let v6: SocketAddr = "[::1]:9000".parse().unwrap();
+        assert!(is_own_host("[::1]:9000", v6));
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub(crate) struct State<T> {
     /// The CSRF token every form of this desk carries (new at each start).
     pub csrf: String,
     pub token: Option<String>,
+    /// The address the desk listens on: without a token, the only hosts it answers.
+    pub address: std::net::SocketAddr,
     pub _type: PhantomData<fn() -> T>,
 }
 
@@ -68,13 +70,26 @@ pub(crate) fn router<T: Extractable + Send + Sync + 'static>(state: Desk<T>) -> 
 }
 
 /// Every request presents the desk's token when it has one: `?token=` once
-/// (kept in a cookie, then the address without it), a cookie or a bearer header.
+/// (kept in a cookie, then the address without it), a cookie or a bearer
+/// header. Without a token (loopback only), a request must name the desk's
+/// own address as its `Host`: a page elsewhere whose name was rebound to
+/// 127.0.0.1 (DNS rebinding) would otherwise read the desk as same-origin.
 async fn require_token<T: Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = desk.token.as_deref() else { return next.run(request).await };
+    let Some(expected) = desk.token.as_deref() else {
+        let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+        if !security::is_own_host(host, desk.address) {
+            let page = pages::message(
+                "Unknown host",
+                "This desk answers only requests addressed to its own loopback address.",
+            );
+            return (StatusCode::MISDIRECTED_REQUEST, html(page)).into_response();
+        }
+        return next.run(request).await;
+    };
     let query =
         Query::<BTreeMap<String, String>>::try_from_uri(request.uri()).map(|q| q.0).unwrap_or_default();
     if let Some(given) = query.get("token") {
