@@ -3,9 +3,9 @@
 //! journal; four escalate (a misread total, a mistyped quote, a due date
 //! before the issue date, a missing date with a currency that is no
 //! choice). The desk then serves them on 127.0.0.1 and prints the address;
-//! open it in a browser, fix or reject each, and stop it with Ctrl+C. Run
-//! `cargo run --example report`'s counterpart on the same journal later to
-//! see the reviewers' corrections in the report.
+//! open it in a browser, fix or reject each, and stop it with Ctrl+C. The
+//! journal keeps every decision: `Journal::sqlite(path).summary()?` reads
+//! them back (`reviews`), and `Report::reviews` puts them in the run report.
 //!
 //! ```text
 //! cargo run --example desk --features desk                     # a new journal in the temporary directory, port 8088
