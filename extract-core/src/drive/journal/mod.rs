@@ -321,6 +321,21 @@ impl DeskJournal {
         Ok((waiting, reviewed, rejected))
     }
 
+    /// The ids of every waiting document, in id order, and document `id`
+    /// if it waits. Read-only; only its packet is read back.
+    pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
+        let (ids, row) = Sqlite::open_read_only(&self.path, &self.header())?.around(id)?;
+        let Some(row) = row else { return Ok((ids, None)) };
+        let escalation = stored::escalation_from(&row.packet).ok_or_else(|| {
+            Error::config(format!(
+                "journal {}: the outcome of document {} does not read back",
+                self.path.display(),
+                crate::quote_prefix(&row.id)
+            ))
+        })?;
+        Ok((ids, Some(Waiting { id: row.id, content: row.content, escalation })))
+    }
+
     /// Records a passing fix and the reviewed outcome; `Ok(false)` when
     /// the document no longer waits (nothing recorded).
     pub fn record_fix<T>(&self, fix: Fix<'_>, outcome: &Outcome<T>) -> Result<bool, Error> {

@@ -514,6 +514,35 @@ impl Sqlite {
         read.map_err(|e| db(&self.path, "cannot read its review queue", e))
     }
 
+    /// The ids of every document that waits for a reviewer, in id order,
+    /// and document `id`'s content digest and outcome packet if it is one:
+    /// what a document's page needs, without reading every packet.
+    pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let read = (|| {
+            let mut select = connection.prepare(
+                "SELECT d.id FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE o.status = 'escalated' AND o.reviewed = 0
+                   AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)
+                 ORDER BY d.id",
+            )?;
+            let ids =
+                select.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            if ids.binary_search_by(|probe| probe.as_str().cmp(id)).is_err() {
+                return Ok((ids, None));
+            }
+            let (content, packet): (String, String) = connection.query_row(
+                "SELECT d.content, o.packet FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE d.id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let packet = serde_json::from_str(&packet).unwrap_or(serde_json::Value::Null);
+            Ok((ids, Some(Waiting { id: id.to_string(), content, packet })))
+        })();
+        read.map_err(|e| db(&self.path, "cannot read its review queue", e))
+    }
+
     /// A reviewer's fix from the desk (already validated) and the reviewed
     /// outcome, in one immediate transaction (short: one check and three
     /// writes). `Ok(false)` records nothing: the document no longer waits

@@ -27,6 +27,8 @@ const URL_SAFE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b
 
 /// The most characters of a fix hint the queue shows (the page shows it whole).
 const QUEUE_HINT_CHARS: usize = 240;
+/// The most rows the queue shows; the rest are counted, and a filter narrows them.
+const QUEUE_ROWS: usize = 200;
 
 /// The link to a document's page: its id percent-encoded as a path segment.
 pub(crate) fn document_href(id: &str) -> String {
@@ -187,7 +189,7 @@ impl QueuePage<'_> {
                 "<table class=\"queue\">\n<thead><tr><th>Document</th><th>Reason</th><th>Failing fields</th>\
                  <th>Fix hint</th></tr></thead>\n<tbody>\n",
             );
-            for entry in shown {
+            for entry in shown.iter().take(QUEUE_ROWS) {
                 let id = escape(&entry.id);
                 let title = self.known.get(&entry.id).and_then(Document::title);
                 let _ = write!(
@@ -228,6 +230,13 @@ impl QueuePage<'_> {
                 );
             }
             out.push_str("</tbody>\n</table>\n");
+            if shown.len() > QUEUE_ROWS {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"more muted\">and {} more, not shown: filter by reason, field or violation to see them.</p>",
+                    shown.len() - QUEUE_ROWS
+                );
+            }
         }
         out.push_str(
             "<p class=\"keys muted\">Keys on a document's page: <kbd>n</kbd> next, <kbd>p</kbd> previous, \

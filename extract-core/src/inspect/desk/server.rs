@@ -142,6 +142,17 @@ async fn waiting<T: Send + Sync + 'static>(desk: &Desk<T>) -> Result<(Vec<Waitin
         .map_err(|e| Error::config(format!("the desk's journal reader failed: {e}")))?
 }
 
+/// The ids of the waiting documents and document `id` if it waits, read off the async threads.
+async fn around<T: Send + Sync + 'static>(
+    desk: &Desk<T>,
+    id: &str,
+) -> Result<(Vec<String>, Option<Waiting>), Error> {
+    let (desk, id) = (desk.clone(), id.to_string());
+    tokio::task::spawn_blocking(move || desk.journal.around(&id))
+        .await
+        .map_err(|e| Error::config(format!("the desk's journal reader failed: {e}")))?
+}
+
 async fn queue<T: Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
     Query(filters): Query<Filters>,
@@ -174,7 +185,7 @@ async fn document<T: Extractable + Send + Sync + 'static>(
     Query(notice): Query<Notice>,
     headers: axum::http::HeaderMap,
 ) -> Response {
-    let (waiting, _, _) = match waiting(&desk).await {
+    let (waiting, entry) = match around(&desk, &id).await {
         Ok(found) => found,
         Err(error) => return failed(error),
     };
@@ -184,10 +195,9 @@ async fn document<T: Extractable + Send + Sync + 'static>(
         _ => None,
     };
     let reviewer = security::cookie(&headers, REVIEWER_COOKIE).unwrap_or_default();
-    let Some(at) = waiting.iter().position(|w| w.id == id) else {
+    let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
         return not_waiting(&id);
     };
-    let entry = &waiting[at];
     let last = last_object(entry);
     let page = DocumentPage {
         id: &id,
@@ -207,9 +217,9 @@ async fn document<T: Extractable + Send + Sync + 'static>(
 }
 
 /// The previous and next waiting documents around `at`, and where it is (1-based, of how many).
-fn neighbours(waiting: &[Waiting], at: usize) -> (Option<&str>, Option<&str>, usize, usize) {
-    let previous = at.checked_sub(1).map(|i| waiting[i].id.as_str());
-    let next = waiting.get(at + 1).map(|w| w.id.as_str());
+fn neighbours(waiting: &[String], at: usize) -> (Option<&str>, Option<&str>, usize, usize) {
+    let previous = at.checked_sub(1).map(|i| waiting[i].as_str());
+    let next = waiting.get(at + 1).map(String::as_str);
     (previous, next, at + 1, waiting.len())
 }
 
@@ -283,12 +293,12 @@ fn now() -> String {
 
 /// 303 to the next waiting document after `id` (or the queue), saying what
 /// was recorded, and remembering the reviewer's name.
-fn after_decision(waiting: &[Waiting], id: &str, said: &str, reviewer: &str) -> Response {
+fn after_decision(waiting: &[String], id: &str, said: &str, reviewer: &str) -> Response {
     let next = waiting
         .iter()
-        .find(|w| w.id.as_str() > id)
-        .or_else(|| waiting.iter().find(|w| w.id != id))
-        .map(|w| format!("{}?{said}={}", pages::document_href(&w.id), pages::query_value(id)))
+        .find(|w| w.as_str() > id)
+        .or_else(|| waiting.iter().find(|w| *w != id))
+        .map(|w| format!("{}?{said}={}", pages::document_href(w), pages::query_value(id)))
         .unwrap_or_else(|| format!("/?{said}={}", pages::query_value(id)));
     let cookie = format!(
         "{REVIEWER_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000",
@@ -311,12 +321,13 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
     if let Some(refused) = csrf_refusal(&desk, &form) {
         return refused;
     }
-    let (waiting, _, _) = match waiting(&desk).await {
+    let (waiting, entry) = match around(&desk, &id).await {
         Ok(found) => found,
         Err(error) => return failed(error),
     };
-    let Some(at) = waiting.iter().position(|w| w.id == id) else { return not_waiting(&id) };
-    let entry = &waiting[at];
+    let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
+        return not_waiting(&id);
+    };
     let Some(document) = desk.documents.get(&id) else {
         return (StatusCode::NOT_FOUND, html(pages::missing_document(&id))).into_response();
     };
@@ -400,12 +411,13 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     if let Some(refused) = csrf_refusal(&desk, &form) {
         return refused;
     }
-    let (waiting, _, _) = match waiting(&desk).await {
+    let (waiting, entry) = match around(&desk, &id).await {
         Ok(found) => found,
         Err(error) => return failed(error),
     };
-    let Some(at) = waiting.iter().position(|w| w.id == id) else { return not_waiting(&id) };
-    let entry = &waiting[at];
+    let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
+        return not_waiting(&id);
+    };
     let reason = form.get("reason").unwrap_or_default().trim().to_string();
     let problem = match reviewer_of(&form) {
         Err(problem) => Some(problem),
