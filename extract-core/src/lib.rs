@@ -27,7 +27,12 @@ pub mod anthropic;
 pub mod openai;
 
 pub use drive::testing;
-pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
+pub use drive::{
+    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review,
+    ReviewDecision,
+};
+#[cfg(feature = "desk")]
+pub use inspect::desk;
 pub use inspect::{Report, eval};
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
