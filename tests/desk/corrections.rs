@@ -15,7 +15,7 @@ async fn reviewer_corrections_read_back_and_show_in_the_run_report() {
     let desk = start("corrections", None, |_, _| {}).await;
     let csrf = csrf_of(&get(desk.address, "/document/inv-001").await.body);
     let fixes: [(&str, &[(&str, &str)]); 2] = [
-        ("inv-001", &[("total", "140"), ("total.quote", "Total due")]),
+        ("inv-001", &[("total", "140"), ("total.quote", "Total due 140.00 EUR")]),
         ("inv-005", &[("issue_date", "2026-03-02"), ("currency", "\"EUR\"")]),
     ];
     for (id, fields) in fixes {

@@ -97,7 +97,7 @@ async fn a_post_without_a_valid_csrf_token_gets_403_and_records_nothing() {
     assert_eq!(page.status, 200);
     let csrf = csrf_of(&page.body);
     let before = recorded(&desk.journal);
-    let passing = [("total", "140"), ("total.quote", "Total due"), ("reviewer", "Mallory")];
+    let passing = [("total", "140"), ("total.quote", "Total due 140.00 EUR"), ("reviewer", "Mallory")];
     for token in [None, Some("0".repeat(64)), Some(csrf[..63].to_string()), Some(String::new())] {
         let mut fields = passing.to_vec();
         if let Some(token) = &token {
@@ -140,8 +140,12 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
 
     // A fix that still fails: 422, the page again with the violation beside its field, nothing recorded.
     let before = recorded(&desk.journal);
-    let fields =
-        [("csrf", csrf.as_str()), ("total", "150"), ("total.quote", "Total due"), ("reviewer", "Ada")];
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("total", "150"),
+        ("total.quote", "Total due 140.00 EUR"),
+        ("reviewer", "Ada"),
+    ];
     let refused = post_form(desk.address, "/document/inv-001/fix", &fields).await;
     assert_eq!(refused.status, 422);
     let field = refused.body.split("id=\"field-total\"").nth(1).unwrap().split("</div>").next().unwrap();
@@ -150,8 +154,12 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
     assert_eq!(recorded(&desk.journal), before);
 
     // A passing fix: 303 to the next document, which says what was recorded.
-    let fields =
-        [("csrf", csrf.as_str()), ("total", "140.00"), ("total.quote", "Total due"), ("reviewer", "Ada")];
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("total", "140.00"),
+        ("total.quote", "Total due 140.00 EUR"),
+        ("reviewer", "Ada"),
+    ];
     let fixed = post_form(desk.address, "/document/inv-001/fix", &fields).await;
     assert_eq!(fixed.status, 303, "{}", fixed.body);
     assert_eq!(fixed.header("location"), Some("/document/inv-003?recorded=inv-001"));

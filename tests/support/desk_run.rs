@@ -96,9 +96,13 @@ pub fn documents(pdf: &[u8]) -> Vec<Document> {
 /// The model's replies, in the order a run with one worker asks for them:
 /// each escalated invoice gets the same wrong answer twice (systematic).
 fn replies() -> Vec<Value> {
-    // inv-001: the total misread (the items sum to 140.00).
-    let wrong_total =
-        answer("A-1001", "Fabrikam GmbH", &[("Paper, A4", 40.0), ("Toner", 100.0)], (104.0, "Total due"));
+    // inv-001: the total misread under the right quote (the items sum to 140.00).
+    let wrong_total = answer(
+        "A-1001",
+        "Fabrikam GmbH",
+        &[("Paper, A4", 40.0), ("Toner", 100.0)],
+        (104.0, "Total due 140.00 EUR"),
+    );
     // inv-002: right.
     let right = answer("A-1002", "Contoso Ltd", &[("Chairs", 300.0)], (300.0, "300.00"));
     // inv-003: the seller's quote mistyped, the purchase order made up.
