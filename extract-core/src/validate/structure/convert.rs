@@ -103,7 +103,7 @@ impl Converter<'_> {
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
                 let path = path.key(name);
-                let recoverable = self.info.recoverable_at(&path);
+                let recoverable = self.info.recoverable_at(&path, self.value);
                 out.push(
                     structure(Code::MISSING_FIELD, path, missing_message(false, recoverable).into())
                         .recoverable(recoverable),
@@ -310,8 +310,8 @@ impl Converter<'_> {
     /// A value of the wrong JSON type; `null` for a field is `missing_field`.
     fn mismatch(&self, path: FieldPath, instance: &Value, expected: &[String]) -> Violation {
         if instance.is_null() && matches!(path.segments().last(), Some(Segment::Key(_))) {
-            let field = self.info.field_at(&path);
-            let recoverable = self.info.recoverable_at(&path);
+            let field = self.info.field_at(&path, self.value);
+            let recoverable = self.info.recoverable_at(&path, self.value);
             let message = if field.is_none_or(|f| f.required) {
                 missing_message(true, recoverable)
             } else {
