@@ -8,6 +8,7 @@
 mod check_language;
 mod corner_cases;
 mod dates_decimals_quotes;
+mod enums;
 mod field_reads;
 mod metaschema;
 mod nested_containers;

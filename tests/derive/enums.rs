@@ -1,0 +1,173 @@
+//! Enums, newtypes and tuple structs: a variant's checks run at the path
+//! its serde representation gives it (externally tagged
+//! `payment.card.last4`, adjacently tagged `payment.c.last4`, internally
+//! tagged `payment.last4`), a tagged field sent as `null` inside a variant
+//! escalates, values nested in a variant are walked, a newtype's `with`
+//! check runs, and the tool lists every variant's checks.
+
+use extract::{Extractable, Layer, Violations};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[check(amount > 0)]
+struct Line {
+    label: String,
+    amount: f64,
+}
+
+/// Externally tagged (serde's default), variants renamed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[serde(rename_all = "snake_case")]
+enum Payment {
+    #[check(len(last4) == 4, message = "a card number ends in 4 digits")]
+    Card {
+        #[extract(recoverable = false)]
+        last4: String,
+        lines: Vec<Line>,
+    },
+    BankTransfer(Line),
+    Cash,
+}
+
+/// Adjacently tagged: the content under `c`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "t", content = "c", rename_all = "snake_case")]
+enum Adjacent {
+    #[check(len(last4) == 4)]
+    Card {
+        #[extract(recoverable = false)]
+        last4: String,
+        lines: Vec<Line>,
+    },
+    Cash,
+}
+
+/// Internally tagged: the fields beside the tag.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Internal {
+    #[check(len(last4) == 4)]
+    #[serde(rename_all = "camelCase")]
+    Card {
+        #[extract(recoverable = false)]
+        last4: String,
+        line_items: Vec<Line>,
+    },
+    Cash {},
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Receipt {
+    payment: Payment,
+    adjacent: Adjacent,
+    internal: Internal,
+}
+
+fn valid() -> Value {
+    json!({
+        "payment": {"card": {"last4": "1234", "lines": [{"label": "Lunch", "amount": 12.5}]}},
+        "adjacent": {"t": "card", "c": {"last4": "1234", "lines": [{"label": "Lunch", "amount": 12.5}]}},
+        "internal": {"kind": "card", "last4": "1234", "lineItems": [{"label": "Lunch", "amount": 12.5}]},
+    })
+}
+
+fn violations(output: &Value) -> Violations {
+    extract::validate::<Receipt>(output, "").expect_err("the output breaks a rule")
+}
+
+#[test]
+fn a_valid_output_of_every_representation_validates() {
+    extract::validate::<Receipt>(&valid(), "").expect("valid");
+    let mut cash = valid();
+    cash["payment"] = json!("cash");
+    cash["adjacent"] = json!({"t": "cash"});
+    cash["internal"] = json!({"kind": "cash"});
+    extract::validate::<Receipt>(&cash, "").expect("unit variants are valid");
+}
+
+#[test]
+fn a_failing_check_inside_a_variant_is_at_the_path_of_its_representation() {
+    let mut output = valid();
+    output["payment"]["card"]["last4"] = json!("12");
+    output["adjacent"]["c"]["last4"] = json!("12");
+    output["internal"]["last4"] = json!("12");
+    let found = violations(&output);
+    let paths: Vec<String> = found.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(paths, ["payment.card.last4", "adjacent.c.last4", "internal.last4"], "{found}");
+    assert!(found.iter().all(|v| v.layer == Layer::Semantic && v.code == "check_failed" && v.recoverable));
+    assert_eq!(found[0].message, "a card number ends in 4 digits");
+    assert_eq!(found[1].message, "check failed: len(last4) == 4: len(last4) = 2");
+}
+
+#[test]
+fn nested_values_inside_a_variant_are_walked() {
+    let mut output = valid();
+    output["payment"]["card"]["lines"][0]["amount"] = json!(-1.0);
+    output["adjacent"]["c"]["lines"] = json!([{"label": "a", "amount": 1.0}, {"label": "b", "amount": -2.0}]);
+    output["internal"]["lineItems"][0]["amount"] = json!(0.0);
+    let found = violations(&output);
+    let paths: Vec<String> = found.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(
+        paths,
+        ["payment.card.lines[0].amount", "adjacent.c.lines[1].amount", "internal.lineItems[0].amount"],
+        "{found}"
+    );
+}
+
+#[test]
+fn a_newtype_variant_walks_its_value_under_the_tag() {
+    let mut output = valid();
+    output["payment"] = json!({"bank_transfer": {"label": "Rent", "amount": -5.0}});
+    let found = violations(&output);
+    assert_eq!(found.len(), 1, "{found}");
+    assert_eq!(found[0].path, "payment.bank_transfer.amount");
+}
+
+#[test]
+fn a_tagged_null_inside_a_variant_escalates_in_every_representation() {
+    for (pointer, path) in [
+        ("/payment/card/last4", "payment.card.last4"),
+        ("/adjacent/c/last4", "adjacent.c.last4"),
+        ("/internal/last4", "internal.last4"),
+    ] {
+        let mut output = valid();
+        *output.pointer_mut(pointer).unwrap() = Value::Null;
+        let found = violations(&output);
+        assert_eq!(found.len(), 1, "{pointer}: {found}");
+        assert_eq!((found[0].layer, found[0].code.to_string()), (Layer::Structure, "missing_field".to_string()));
+        assert_eq!(found[0].path, path);
+        assert!(!found[0].recoverable, "{pointer}: a tagged field inside a variant escalates: {found}");
+
+        // Left out rather than null: the same.
+        let mut output = valid();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        output.pointer_mut(parent).unwrap().as_object_mut().unwrap().remove(key);
+        let found = violations(&output);
+        assert_eq!(found[0].path, path, "{found}");
+        assert!(!found[0].recoverable, "{pointer}: {found}");
+    }
+}
+
+#[test]
+fn the_tool_lists_each_variants_checks_where_they_apply() {
+    let description = Receipt::tool().description;
+    for line in [
+        "- in `payment.card`: len(last4) == 4",
+        "- in each `payment.card.lines`: amount > 0",
+        "- in `payment.bank_transfer`: amount > 0",
+        "- in `adjacent.c` when `t` is \"card\": len(last4) == 4",
+        "- in `internal` when `kind` is \"card\": len(last4) == 4",
+        "- in each `internal.lineItems` when `kind` is \"card\": amount > 0",
+    ] {
+        assert!(description.contains(line), "{line:?} missing from:\n{description}");
+    }
+}
+
+#[test]
+fn the_tool_admits_null_for_a_tagged_field_inside_each_variant() {
+    let tool = Receipt::tool();
+    let text = serde_json::to_string(&tool.input_schema).unwrap();
+    assert_eq!(text.matches("Null when the document does not state it").count(), 3, "{text}");
+}
