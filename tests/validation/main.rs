@@ -10,3 +10,4 @@ mod hostile_output;
 mod one_walk;
 mod structure_layer;
 mod validator_panics;
+mod variants;
