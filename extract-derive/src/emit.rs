@@ -264,7 +264,7 @@ fn enumeration(container: &Container, tagging: &Tagging, variants: &[Variant]) -
         Tagging::Internal { tag } => quote!(#p::Tagging::Internal { tag: #tag }),
         Tagging::Adjacent { tag, content } => quote!(#p::Tagging::Adjacent { tag: #tag, content: #content }),
     };
-    let card = if container.is_object() { quote!(Tagged) } else { quote!(Stop) };
+    let card = if container.is_object() { quote!(Tagged) } else { quote!(NotAnObject) };
     // The walk binds every field of every variant, so none is reported as
     // never read, even in an enum with nothing to check.
     quote! {

@@ -12,6 +12,7 @@ mod enums;
 mod field_reads;
 mod metaschema;
 mod nested_containers;
+mod newtypes;
 mod seed_checks;
 mod tool_snapshots;
 mod type_aliases;

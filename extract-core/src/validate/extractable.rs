@@ -46,7 +46,7 @@ impl<T: Audited<Target = T> + JsonSchema + DeserializeOwned> Extractable for T w
 /// so it can be the top-level type of an extraction (Anthropic requires an
 /// object `input_schema`): a struct with named fields ([`Own`]) and an
 /// internally or adjacently tagged enum ([`Tagged`]). A unit-only or
-/// externally tagged enum, a newtype and a tuple struct say [`Stop`](super::check::Stop),
+/// externally tagged enum, a newtype and a tuple struct say [`NotAnObject`](super::check::NotAnObject),
 /// so asking for their tool (`tool()`, `validate`, `Extractor::extract`) is
 /// a compile error with this message.
 #[diagnostic::on_unimplemented(
@@ -134,7 +134,7 @@ macro_rules! __derived_items {
     };
     // An enum: its representation (a `Tagging`, as an expression), the
     // `Card` that says whether its JSON is always an object (`Tagged`) or
-    // not (`Stop`), and each variant (`@variant` below).
+    // not (`NotAnObject`), and each variant (`@variant` below).
     (
         enum: $ty:ident,
         rust_name: $rust_name:literal,
@@ -156,7 +156,7 @@ macro_rules! __derived_items {
             $crate::__private_v1::Some(&INFO)
         };
         // A check path cannot step into an enum (its variants hold
-        // different fields): `Tagged` and `Stop` are no `Card`.
+        // different fields): `Tagged` and `NotAnObject` are no `Card`.
         type Target = Self;
         type Card = $crate::__private_v1::$card;
     };
@@ -216,7 +216,7 @@ macro_rules! __derived_items {
             $crate::__private_v1::Some(&INFO)
         };
         type Target = Self;
-        type Card = $crate::__private_v1::Stop;
+        type Card = $crate::__private_v1::NotAnObject;
     };
     // A type whose derive failed: no description, but the type stays
     // `Extractable`, so its other uses compile and one mistake is one error.

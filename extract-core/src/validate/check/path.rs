@@ -30,6 +30,14 @@ pub struct Own;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tagged;
 
+/// The [`Audited::Card`] of a derived type whose JSON is not always an
+/// object (a unit-only or externally tagged enum, a newtype, a tuple
+/// struct): like [`Stop`], no check path steps into it, and it cannot be
+/// the top-level type of an extraction (its name says why in the error
+/// that asking for its tool gives).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotAnObject;
+
 /// How many values a path names so far; combined hop by hop with [`Or`].
 /// [`Stop`] is none: a value whose `Audited::Card` it is cannot be stepped into.
 pub trait Card: Copy + Default {
@@ -112,6 +120,7 @@ reach_table! {
     Own: plural Many, wrapped One;
     Stop: plural Stop, wrapped Stop;
     Tagged: plural Stop, wrapped Stop;
+    NotAnObject: plural Stop, wrapped Stop;
 }
 
 /// What [`Audited::visit`] does when an impl does not say, chosen by the
@@ -134,6 +143,7 @@ impl VisitsNothing for One {}
 impl VisitsNothing for Many {}
 impl VisitsNothing for Stop {}
 impl VisitsNothing for Tagged {}
+impl VisitsNothing for NotAnObject {}
 
 impl<C: VisitsNothing, T: Audited + ?Sized> DefaultVisit<T> for C {
     fn visit<'a, F: FnMut(&'a T::Target)>(_value: &'a T, _f: &mut F) {}
