@@ -171,3 +171,71 @@ fn the_tool_admits_null_for_a_tagged_field_inside_each_variant() {
     let text = serde_json::to_string(&tool.input_schema).unwrap();
     assert_eq!(text.matches("Null when the document does not state it").count(), 3, "{text}");
 }
+
+/// Internally tagged: its JSON is always an object, so it can be extracted
+/// on its own.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Party {
+    Person { name: String },
+    Company { name: String, vat_id: Option<String> },
+}
+
+#[test]
+fn an_internally_tagged_enum_can_be_the_top_level_type() {
+    let tool = Party::tool();
+    assert_eq!(tool.input_schema["type"], "object", "{:#}", tool.input_schema);
+    let party = extract::validate::<Party>(&json!({"kind": "person", "name": "Ada"}), "").unwrap();
+    assert!(matches!(party, Party::Person { ref name } if name == "Ada"));
+    let found = extract::validate::<Party>(&json!({"kind": "robot", "name": "R2"}), "").unwrap_err();
+    assert_eq!((found[0].path.to_string(), found[0].code.to_string()), ("kind".into(), "invalid_value".into()));
+
+    let strict = tool.strict().expect("an internally tagged enum is strict-compatible");
+    let branches = strict.input_schema["anyOf"].as_array().expect("oneOf became anyOf");
+    assert_eq!(branches.len(), 2);
+    for branch in branches {
+        assert_eq!(branch["additionalProperties"], false, "{branch:#}");
+    }
+}
+
+/// Every `oneOf` of the tool becomes an `anyOf` in the strict copy, and
+/// every object in it, variants included, denies unknown properties.
+#[test]
+fn the_strict_tool_of_a_type_with_enums_turns_every_one_of_into_any_of() {
+    let strict = Receipt::tool().strict().expect("strict-compatible");
+    let text = strict.input_schema.to_string();
+    assert!(!text.contains("oneOf"), "{text}");
+    assert!(text.contains("anyOf"), "{text}");
+    fn objects_deny_extra(schema: &Value) {
+        match schema {
+            Value::Object(map) => {
+                if map.get("type") == Some(&json!("object")) {
+                    assert_eq!(map.get("additionalProperties"), Some(&json!(false)), "{schema:#}");
+                }
+                map.values().for_each(objects_deny_extra);
+            }
+            Value::Array(items) => items.iter().for_each(objects_deny_extra),
+            _ => {}
+        }
+    }
+    objects_deny_extra(&strict.input_schema);
+}
+
+/// A variant whose keys are free (a map) cannot be strict: the error names it.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Tally {
+    ByLabel { counts: std::collections::BTreeMap<String, u32> },
+    Total { count: u32 },
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Survey {
+    tally: Tally,
+}
+
+#[test]
+fn the_strict_tool_of_an_enum_strict_tools_cannot_take_is_refused_naming_why() {
+    let error = Survey::tool().strict().expect_err("a map inside a variant cannot be strict").to_string();
+    assert!(error.contains("counts"), "{error}");
+}
