@@ -49,10 +49,16 @@ fn structure(container: &Container) -> TokenStream {
         .collect();
     let checks = encoding::checks(&lowered.iter().map(|l| &l.text).collect::<Vec<_>>());
     let runs: Vec<&TokenStream> = lowered.iter().map(|l| &l.run).collect();
+    let generic = !container.generics.params.is_empty();
+    let info = if generic {
+        quote!(#rt::Some(<Self as #rt::Audited>::__generic_info()))
+    } else {
+        quote!(<Self as #rt::Audited>::TYPE_INFO)
+    };
     let check_scope = (!runs.is_empty()).then(|| {
         quote! {
             let __this = self;
-            let __info = <Self as #rt::Audited>::TYPE_INFO;
+            let __info = #info;
         }
     });
     let walks: Vec<TokenStream> = described()
@@ -82,6 +88,9 @@ fn structure(container: &Container) -> TokenStream {
         quote!(#ident #binding)
     });
 
+    if generic {
+        return generic_structure(container, audit, &fields, &checks);
+    }
     // The items the checks and fields do not shape are written by the
     // runtime's `derived_items!` (see there): rustc expands it itself.
     quote! {
@@ -98,6 +107,56 @@ fn structure(container: &Container) -> TokenStream {
                 checks: #checks,
                 reads: [#(#reads)*],
             }
+        }
+    }
+}
+
+/// A generic struct's impl: the walk (`audit`) and description as for
+/// any struct, but the description is made on first use for each
+/// instantiation (`generic_info`; a static cannot depend on a type
+/// parameter), and each type parameter must be walked.
+fn generic_structure(container: &Container, audit: Option<TokenStream>, fields: &str, checks: &str) -> TokenStream {
+    let p = private();
+    let ty = &container.ident;
+    let rust_name = ty.to_string();
+    let tool_name = &container.tool_name;
+    let description = &container.description;
+    let mut generics = container.generics.clone();
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!(#p::Audited));
+        param.bounds.push(syn::parse_quote!('static));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let described = || container.fields.iter().filter(|f| !f.skipped);
+    let shapes = described().filter(|f| encoding::is_typed(f)).map(|f| {
+        let ty = &f.ty;
+        quote!({ use #p::nested_probes::*; #p::NestedProbe::<#ty>::SHAPE })
+    });
+    let reads = described().enumerate().map(|(i, f)| {
+        let ident = &f.ident;
+        let binding = quote::format_ident!("__field{}", i);
+        quote!(#ident: #binding)
+    });
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::Audited for #ty #ty_generics #where_clause {
+            #audit
+            fn __generic_info() -> &'static #p::TypeInfo {
+                // Every field is read (see `derived_items!`).
+                #[allow(unused_variables)]
+                let Self { #(#reads,)* .. };
+                #p::generic_info::<Self>(|| #p::TypeInfo::derived(
+                    #rust_name,
+                    #tool_name,
+                    #description,
+                    #fields,
+                    ::std::boxed::Box::leak(::std::boxed::Box::new([#(#shapes),*])),
+                    #checks,
+                ))
+            }
+            const SHAPE: &'static #p::Shape = &#p::Shape::Generic(<Self as #p::Audited>::__generic_info);
+            type Target = Self;
+            type Card = #p::Own;
         }
     }
 }

@@ -12,12 +12,7 @@ use crate::ctxt::Errors;
 
 /// Checks `container` (built from `input`), recording every mistake.
 pub fn container(input: &DeriveInput, container: &Container, errors: &mut Errors) {
-    if !input.generics.params.is_empty() {
-        errors.spanned(
-            &input.generics,
-            "#[derive(Extractable)] does not support generic types yet; define a concrete struct",
-        );
-    }
+    generics(input, container, errors);
     tool_name(container, errors);
     for (fields, checks) in container.field_sets() {
         recoverable_tags(fields, errors);
@@ -73,6 +68,66 @@ fn variant_names(tagging: &Tagging, variants: &[Variant], errors: &mut Errors) {
                 format!("this field's JSON name \"{tag}\" is the enum's tag key; rename the field or the tag"),
             );
         }
+    }
+}
+
+/// A generic struct's type parameters are filled by types that are walked
+/// (the derive adds `T: Audited + 'static` itself); its checks can read its
+/// own fields, but not the fields of a `T`, which the derive cannot see.
+fn generics(input: &DeriveInput, container: &Container, errors: &mut Errors) {
+    let params = &input.generics.params;
+    if params.is_empty() {
+        return;
+    }
+    if !matches!(container.form, Form::Struct) {
+        errors.spanned(
+            &input.generics,
+            "#[derive(Extractable)] supports generic structs with named fields only, not generic enums, newtypes or tuple structs; define a concrete type",
+        );
+        return;
+    }
+    for param in params {
+        match param {
+            syn::GenericParam::Type(_) => {}
+            syn::GenericParam::Lifetime(l) => errors.spanned(
+                l,
+                "#[derive(Extractable)] does not support lifetime parameters: an extracted value owns its data (it is deserialized from the model's output)",
+            ),
+            syn::GenericParam::Const(c) => errors.spanned(
+                c,
+                "#[derive(Extractable)] does not support const parameters; use a type parameter or a concrete type",
+            ),
+        }
+    }
+    let type_params: Vec<&syn::Ident> = input.generics.type_params().map(|p| &p.ident).collect();
+    for check in &container.checks {
+        let CheckKind::Expr(node) = &check.kind else { continue };
+        node.paths(&mut |path, _| {
+            let [first, _, ..] = path.hops.as_slice() else { return };
+            let Some(field) = container.fields.iter().find(|f| f.ident == *first) else { return };
+            if let Some(param) = type_params.iter().find(|p| mentions(&field.ty, p)) {
+                errors.spanned(
+                    first,
+                    format!(
+                        "this check reads a field of `{param}`, a type parameter: its fields are not known where `{}` is defined, so the check cannot be typed; put the check on the type that fills `{param}` (a check on `{}` itself, like `count({})`, works)",
+                        container.ident, first, first
+                    ),
+                );
+            }
+        });
+    }
+}
+
+/// Whether `ty` names the type parameter `param` anywhere.
+fn mentions(ty: &syn::Type, param: &syn::Ident) -> bool {
+    quote::ToTokens::to_token_stream(ty).into_iter().any(|tree| is_ident(&tree, param))
+}
+
+fn is_ident(tree: &proc_macro2::TokenTree, param: &syn::Ident) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Ident(ident) => ident == param,
+        proc_macro2::TokenTree::Group(group) => group.stream().into_iter().any(|t| is_ident(&t, param)),
+        _ => false,
     }
 }
 

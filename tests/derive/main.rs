@@ -10,6 +10,7 @@ mod corner_cases;
 mod dates_decimals_quotes;
 mod enums;
 mod field_reads;
+mod generics;
 mod metaschema;
 mod nested_containers;
 mod newtypes;

@@ -219,6 +219,7 @@ fn admit_null_inside(schema: &mut Value, shape: &'static Shape, defs: &mut Value
     match shape {
         Shape::Leaf => {}
         Shape::Named(info) => admit_null_in(schema, info, defs, seen),
+        Shape::Generic(info) => admit_null_in(schema, info(), defs, seen),
         Shape::Wrap(inner) => admit_null_inside(schema, inner, defs, seen),
         Shape::Sourced(inner) => {
             if let Some(value) = schema.pointer_mut("/properties/value") {

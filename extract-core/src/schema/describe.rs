@@ -349,6 +349,10 @@ pub enum Shape {
     Leaf,
     /// A derived type, with its description.
     Named(&'static TypeInfo),
+    /// A derived generic type (`Page<Line>`), whose description is made on
+    /// first use for each instantiation: a static cannot depend on a type
+    /// parameter, so the description cannot be one.
+    Generic(fn() -> &'static TypeInfo),
     /// `Sourced<T>`: a value and its quote; the shape is the value's, under `value`.
     Sourced(&'static Shape),
     /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
@@ -367,6 +371,7 @@ impl fmt::Debug for Shape {
             Shape::Leaf => f.write_str("Leaf"),
             // By name: the descriptions of recursive types point at each other.
             Shape::Named(info) => f.debug_tuple("Named").field(&info.rust_name).finish(),
+            Shape::Generic(info) => f.debug_tuple("Generic").field(&info().rust_name).finish(),
             Shape::Sourced(inner) => f.debug_tuple("Sourced").field(inner).finish(),
             Shape::Wrap(inner) => f.debug_tuple("Wrap").field(inner).finish(),
             Shape::Seq(inner) => f.debug_tuple("Seq").field(inner).finish(),
@@ -382,6 +387,7 @@ impl Shape {
     pub fn descend<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static TypeInfo>, &'p [Segment]) {
         match (self, path) {
             (Shape::Named(info), _) => (Some(*info), path),
+            (Shape::Generic(info), _) => (Some(info()), path),
             (Shape::Wrap(inner), _) => inner.descend(path),
             (Shape::Sourced(inner), [Segment::Key(key), rest @ ..]) if key == "value" => inner.descend(rest),
             (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
@@ -405,6 +411,7 @@ impl Shape {
             Shape::Leaf => {}
             Shape::Sourced(inner) => inner.nested_in(many, visit),
             Shape::Named(info) => visit(info, many),
+            Shape::Generic(info) => visit(info(), many),
             Shape::Wrap(inner) => inner.nested_in(many, visit),
             Shape::Seq(inner) | Shape::Map(inner) => inner.nested_in(true, visit),
             Shape::Tuple(elements) => elements.iter().for_each(|e| e.nested_in(many, visit)),
@@ -427,6 +434,7 @@ impl Shape {
             Shape::Leaf => false,
             Shape::Sourced(_) => true,
             Shape::Named(info) => info.holds_sourced_in(seen),
+            Shape::Generic(info) => info().holds_sourced_in(seen),
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
             Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
         }

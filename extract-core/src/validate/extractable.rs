@@ -34,7 +34,10 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The derive's description of the type (kept by its `Audited` impl).
     #[inline]
     fn __describe() -> &'static TypeInfo {
-        described(<Self as Audited>::TYPE_INFO)
+        match <Self as Audited>::SHAPE {
+            crate::schema::Shape::Generic(info) => info(),
+            _ => described(<Self as Audited>::TYPE_INFO),
+        }
     }
 }
 
@@ -63,6 +66,25 @@ impl ObjectRoot for Tagged {}
 /// at the derive, not at the first call that extracts the type.
 #[doc(hidden)]
 pub const fn require_extractable<T: Extractable>() {}
+
+/// The description of the derived generic type `T` (one instantiation,
+/// `Page<Line>`), made by `make` on first use and kept for the process: a
+/// static cannot depend on a type parameter, so the descriptions of
+/// generic types are kept by [`TypeId`](std::any::TypeId).
+#[doc(hidden)]
+pub fn generic_info<T: ?Sized + 'static>(make: impl FnOnce() -> TypeInfo) -> &'static TypeInfo {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static INFOS: OnceLock<Mutex<HashMap<TypeId, &'static TypeInfo>>> = OnceLock::new();
+    let infos = INFOS.get_or_init(Default::default);
+    if let Some(info) = infos.lock().unwrap_or_else(|e| e.into_inner()).get(&TypeId::of::<T>()) {
+        return info;
+    }
+    // Made outside the lock: `make` may describe other generic types.
+    let made: &'static TypeInfo = Box::leak(Box::new(make()));
+    *infos.lock().unwrap_or_else(|e| e.into_inner()).entry(TypeId::of::<T>()).or_insert(made)
+}
 
 /// The same demand for a derived enum, newtype or tuple struct, which may
 /// not be a top-level type: the traits a value nested in another needs.
