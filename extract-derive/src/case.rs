@@ -159,6 +159,23 @@ mod tests {
     }
 
     #[test]
+    fn variant_rename_rules_match_serde() {
+        let cases = [
+            (RenameRule::Snake, "bank_transfer"),
+            (RenameRule::Camel, "bankTransfer"),
+            (RenameRule::Pascal, "BankTransfer"),
+            (RenameRule::Lower, "banktransfer"),
+            (RenameRule::Upper, "BANKTRANSFER"),
+            (RenameRule::ScreamingSnake, "BANK_TRANSFER"),
+            (RenameRule::Kebab, "bank-transfer"),
+            (RenameRule::ScreamingKebab, "BANK-TRANSFER"),
+        ];
+        for (rule, expected) in cases {
+            assert_eq!(rule.apply_to_variant("BankTransfer"), expected, "{rule:?}");
+        }
+    }
+
+    #[test]
     fn tool_names_are_checked() {
         assert!(is_valid_tool_name("record_invoice-2"));
         assert!(!is_valid_tool_name(""));
