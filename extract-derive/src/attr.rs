@@ -293,7 +293,11 @@ fn symmetric_string(
 }
 
 /// A `rename_all`-style rule.
-fn rename_rule(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -> syn::Result<Option<RenameRule>> {
+fn rename_rule(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<RenameRule>> {
     let Some(rule) = symmetric_string(meta, key, errors)? else { return Ok(None) };
     let parsed = RenameRule::parse(&rule.value());
     if parsed.is_none() {

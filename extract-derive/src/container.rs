@@ -136,7 +136,9 @@ impl Container {
                 let tagging = match (serde.tag, serde.content) {
                     (None, None) => Tagging::External,
                     (Some(tag), None) => Tagging::Internal { tag: tag.value },
-                    (Some(tag), Some(content)) => Tagging::Adjacent { tag: tag.value, content: content.value },
+                    (Some(tag), Some(content)) => {
+                        Tagging::Adjacent { tag: tag.value, content: content.value }
+                    }
                     (None, Some(content)) => {
                         errors.at(content.span, "serde's `content` needs a `tag` beside it");
                         Tagging::External

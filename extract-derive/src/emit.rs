@@ -115,7 +115,12 @@ fn structure(container: &Container) -> TokenStream {
 /// any struct, but the description is made on first use for each
 /// instantiation (`generic_info`; a static cannot depend on a type
 /// parameter), and each type parameter must be walked.
-fn generic_structure(container: &Container, audit: Option<TokenStream>, fields: &str, checks: &str) -> TokenStream {
+fn generic_structure(
+    container: &Container,
+    audit: Option<TokenStream>,
+    fields: &str,
+    checks: &str,
+) -> TokenStream {
     let p = private();
     let ty = &container.ident;
     let rust_name = ty.to_string();
@@ -292,15 +297,21 @@ fn enumeration(container: &Container, tagging: &Tagging, variants: &[Variant]) -
                     });
                     body.extend(runs);
                 }
-                body.extend(fields.iter().zip(&bindings).filter(|(f, _)| !f.skipped).filter_map(|(f, binding)| {
-                    let json = &f.json_name;
-                    let walk = shape_of(f).walk(quote!(#binding), f.recoverable)?;
-                    Some(quote!(__audit.enter(#json); #walk __audit.leave();))
-                }));
+                body.extend(fields.iter().zip(&bindings).filter(|(f, _)| !f.skipped).filter_map(
+                    |(f, binding)| {
+                        let json = &f.json_name;
+                        let walk = shape_of(f).walk(quote!(#binding), f.recoverable)?;
+                        Some(quote!(__audit.enter(#json); #walk __audit.leave();))
+                    },
+                ));
                 let described = fields.iter().filter(|f| !f.skipped);
                 let names = encoding::fields(described.clone());
                 let shapes = shape_types(described.filter(|f| encoding::is_typed(f)).map(|f| &f.ty), ty);
-                (pattern, body, quote!(#rust_name #json_name fields: #names, shapes: #shapes, checks: #encoded))
+                (
+                    pattern,
+                    body,
+                    quote!(#rust_name #json_name fields: #names, shapes: #shapes, checks: #encoded),
+                )
             }
             VariantKind::Tuple(elements) => {
                 let bindings: Vec<syn::Ident> =

@@ -26,7 +26,10 @@ pub fn container(input: &DeriveInput, container: &Container, errors: &mut Errors
             // the characters U+0001 to U+0004.
             for text in check.message.iter().chain(&check.code) {
                 if text.value().chars().any(extract_contract::is_mark) {
-                    errors.spanned(text, "this text holds a control character from U+0001 to U+0004; remove it");
+                    errors.spanned(
+                        text,
+                        "this text holds a control character from U+0001 to U+0004; remove it",
+                    );
                 }
             }
         }
@@ -65,7 +68,9 @@ fn variant_names(tagging: &Tagging, variants: &[Variant], errors: &mut Errors) {
         {
             errors.spanned(
                 &field.ident,
-                format!("this field's JSON name \"{tag}\" is the enum's tag key; rename the field or the tag"),
+                format!(
+                    "this field's JSON name \"{tag}\" is the enum's tag key; rename the field or the tag"
+                ),
             );
         }
     }

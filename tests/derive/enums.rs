@@ -136,7 +136,10 @@ fn a_tagged_null_inside_a_variant_escalates_in_every_representation() {
         *output.pointer_mut(pointer).unwrap() = Value::Null;
         let found = violations(&output);
         assert_eq!(found.len(), 1, "{pointer}: {found}");
-        assert_eq!((found[0].layer, found[0].code.to_string()), (Layer::Structure, "missing_field".to_string()));
+        assert_eq!(
+            (found[0].layer, found[0].code.to_string()),
+            (Layer::Structure, "missing_field".to_string())
+        );
         assert_eq!(found[0].path, path);
         assert!(!found[0].recoverable, "{pointer}: a tagged field inside a variant escalates: {found}");
 
@@ -188,7 +191,10 @@ fn an_internally_tagged_enum_can_be_the_top_level_type() {
     let party = extract::validate::<Party>(&json!({"kind": "person", "name": "Ada"}), "").unwrap();
     assert!(matches!(party, Party::Person { ref name } if name == "Ada"));
     let found = extract::validate::<Party>(&json!({"kind": "robot", "name": "R2"}), "").unwrap_err();
-    assert_eq!((found[0].path.to_string(), found[0].code.to_string()), ("kind".into(), "invalid_value".into()));
+    assert_eq!(
+        (found[0].path.to_string(), found[0].code.to_string()),
+        ("kind".into(), "invalid_value".into())
+    );
 
     let strict = tool.strict().expect("an internally tagged enum is strict-compatible");
     let branches = strict.input_schema["anyOf"].as_array().expect("oneOf became anyOf");
@@ -238,4 +244,64 @@ struct Survey {
 fn the_strict_tool_of_an_enum_strict_tools_cannot_take_is_refused_naming_why() {
     let error = Survey::tool().strict().expect_err("a map inside a variant cannot be strict").to_string();
     assert!(error.contains("counts"), "{error}");
+}
+
+/// `rename_all_fields` renames every struct variant's fields; a `with`
+/// function on a struct variant takes the enum; a `Sourced` value inside a
+/// variant has its quote checked at its path.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE", rename_all_fields = "camelCase")]
+enum Signatory {
+    #[check(with = signed_after_birth)]
+    NaturalPerson {
+        full_name: extract::Sourced<String>,
+        born_year: u32,
+        signed_year: u32,
+    },
+    LegalEntity {
+        registered_name: String,
+    },
+}
+
+fn signed_after_birth(signatory: &Signatory) -> Result<(), String> {
+    match signatory {
+        Signatory::NaturalPerson { born_year, signed_year, .. } if signed_year < born_year => {
+            Err(format!("signed in {signed_year}, before being born in {born_year}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Contract {
+    signatories: Vec<Signatory>,
+}
+
+#[test]
+fn renamed_fields_with_functions_and_quotes_inside_variants() {
+    let document = "Signed by Ada Lovelace.";
+    let person = |name: &str, quote: &str, signed: u32| json!({"type": "NATURAL_PERSON", "fullName": {"value": name, "quote": quote}, "bornYear": 1815, "signedYear": signed});
+    let valid = json!({"signatories": [person("Ada Lovelace", "Ada Lovelace", 1840), {"type": "LEGAL_ENTITY", "registeredName": "X"}]});
+    extract::validate::<Contract>(&valid, document).expect("valid");
+
+    let output = json!({"signatories": [{"type": "LEGAL_ENTITY", "registeredName": "X"}, person("Ada Lovelace", "Charles Babbage", 1800)]});
+    let found = extract::validate::<Contract>(&output, document).unwrap_err();
+    let seen: Vec<(String, String)> =
+        found.iter().map(|v| (v.path.to_string(), v.code.to_string())).collect();
+    assert_eq!(
+        seen,
+        [
+            ("signatories[1]".to_string(), "check_failed".to_string()),
+            ("signatories[1].fullName.quote".to_string(), "quote_not_found".to_string()),
+        ],
+        "{found}"
+    );
+    assert!(found[0].message.contains("signed in 1800, before being born in 1815"), "{found}");
+    assert!(
+        Contract::tool().description.contains(
+            "- in each `signatories` when `type` is \"NATURAL_PERSON\": passes `signed_after_birth`"
+        ),
+        "{}",
+        Contract::tool().description
+    );
 }

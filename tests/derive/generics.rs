@@ -48,9 +48,11 @@ fn each_instantiation_runs_its_own_checks_and_those_of_its_items() {
     let paths: Vec<String> = found.iter().map(|v| v.path.to_string()).collect();
     assert_eq!(paths, ["page", "items[0].amount"], "{found}");
 
-    let too_many = json!({"items": [{"name": "Al"}, {"name": "Bo"}, {"name": "Cy"}, {"name": "D"}], "page": 2});
+    let too_many =
+        json!({"items": [{"name": "Al"}, {"name": "Bo"}, {"name": "Cy"}, {"name": "D"}], "page": 2});
     let found = extract::validate::<Page<Person>>(&too_many, "").unwrap_err();
-    let messages: Vec<(String, &str)> = found.iter().map(|v| (v.path.to_string(), v.message.as_str())).collect();
+    let messages: Vec<(String, &str)> =
+        found.iter().map(|v| (v.path.to_string(), v.message.as_str())).collect();
     assert_eq!(messages[0], ("items".to_string(), "a page holds at most 3 items"), "{found}");
     assert_eq!(messages[1].0, "items[3].name", "{found}");
 }
@@ -62,7 +64,10 @@ fn a_tagged_field_of_t_escalates_inside_a_generic_field() {
         "people": {"items": [], "page": 1},
     });
     let found = extract::validate::<Report>(&output, "").unwrap_err();
-    assert_eq!((found[0].layer, found[0].path.to_string()), (Layer::Structure, "lines.items[0].label".to_string()));
+    assert_eq!(
+        (found[0].layer, found[0].path.to_string()),
+        (Layer::Structure, "lines.items[0].label".to_string())
+    );
     assert!(!found[0].recoverable, "{found}");
 }
 

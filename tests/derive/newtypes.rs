@@ -22,7 +22,11 @@ fn iban_is_well_formed(iban: &Iban) -> Result<(), String> {
         && text[..2].chars().all(|c| c.is_ascii_uppercase())
         && text[2..4].chars().all(|c| c.is_ascii_digit())
         && text.chars().all(|c| c.is_ascii_alphanumeric());
-    if shaped { Ok(()) } else { Err(format!("{:?} is not an IBAN (two letters, two digits, then letters or digits)", iban.0)) }
+    if shaped {
+        Ok(())
+    } else {
+        Err(format!("{:?} is not an IBAN (two letters, two digits, then letters or digits)", iban.0))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
@@ -98,7 +102,10 @@ fn a_tuple_structs_with_check_fails_at_its_index_with_its_code() {
     output["amounts"] = json!([[1.0, "GBP"], [-3.0, "EUR"]]);
     let found = extract::validate::<Transfer>(&output, "").unwrap_err();
     assert_eq!(found.len(), 1, "{found}");
-    assert_eq!((found[0].path.to_string(), found[0].code.to_string()), ("amounts[1]".into(), "negative_money".into()));
+    assert_eq!(
+        (found[0].path.to_string(), found[0].code.to_string()),
+        ("amounts[1]".into(), "negative_money".into())
+    );
     assert!(found[0].message.ends_with("an amount of money is never negative, got -3"), "{found}");
 }
 
@@ -121,7 +128,11 @@ fn a_tagged_newtype_field_sent_as_null_escalates() {
 #[test]
 fn the_tool_lists_newtype_checks_where_they_apply() {
     let description = Transfer::tool().description;
-    for line in ["- in `iban`: passes `iban_is_well_formed`", "- in each `amounts`: passes `money_is_positive`", "- in each `lines`: quantity > 0"] {
+    for line in [
+        "- in `iban`: passes `iban_is_well_formed`",
+        "- in each `amounts`: passes `money_is_positive`",
+        "- in each `lines`: quantity > 0",
+    ] {
         assert!(description.contains(line), "{line:?} missing from:\n{description}");
     }
 }

@@ -163,7 +163,10 @@ mod open_category {
     }
 
     fn judged(category: &str, detail: Option<&str>) -> Result<Expense, extract::Violations> {
-        extract::validate::<Expense>(&json!({"category": category, "category_detail": detail, "amount": 1.0}), "")
+        extract::validate::<Expense>(
+            &json!({"category": category, "category_detail": detail, "amount": 1.0}),
+            "",
+        )
     }
 
     #[test]

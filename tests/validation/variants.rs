@@ -73,7 +73,11 @@ fn an_unknown_tag_is_a_structure_violation_naming_the_allowed_tags() {
         let found = violations(&output);
         assert_eq!(found.len(), 1, "{found}");
         let violation = &found[0];
-        assert_eq!((violation.layer, violation.path.to_string()), (Layer::Structure, path.to_string()), "{found}");
+        assert_eq!(
+            (violation.layer, violation.path.to_string()),
+            (Layer::Structure, path.to_string()),
+            "{found}"
+        );
         assert!(violation.recoverable);
         for tag in allowed {
             assert!(violation.message.contains(tag), "{tag} missing from {:?}", violation.message);
@@ -120,7 +124,10 @@ fn a_missing_tag_is_a_missing_field_naming_the_allowed_tags() {
     output["party"].as_object_mut().unwrap().remove("kind");
     let found = violations(&output);
     assert_eq!(found.len(), 1, "{found}");
-    assert_eq!((found[0].code.to_string(), found[0].path.to_string()), ("missing_field".into(), "party.kind".into()));
+    assert_eq!(
+        (found[0].code.to_string(), found[0].path.to_string()),
+        ("missing_field".into(), "party.kind".into())
+    );
     assert!(found[0].message.contains("\"person\"") && found[0].message.contains("\"company\""), "{found}");
 }
 
@@ -129,5 +136,8 @@ fn a_well_formed_variant_reaches_the_semantic_layer() {
     let mut output = valid();
     output["party"]["lines"][0]["amount"] = json!(-1);
     let found = violations(&output);
-    assert_eq!((found[0].layer, found[0].path.to_string()), (Layer::Semantic, "party.lines[0].amount".to_string()));
+    assert_eq!(
+        (found[0].layer, found[0].path.to_string()),
+        (Layer::Semantic, "party.lines[0].amount".to_string())
+    );
 }

@@ -73,7 +73,12 @@ impl Place {
 /// "in `vendor`: ...", "in each `line_items`: ...", and a variant's
 /// `in `payment.card`: ...` (externally tagged) or "in `payment` when
 /// `kind` is "card": ..." (internally tagged).
-fn list_checks(info: &'static TypeInfo, at: &Place, out: &mut Vec<String>, seen: &mut Vec<&'static TypeInfo>) {
+fn list_checks(
+    info: &'static TypeInfo,
+    at: &Place,
+    out: &mut Vec<String>,
+    seen: &mut Vec<&'static TypeInfo>,
+) {
     // By identity, not name: two types may share a name in different modules.
     if seen.iter().any(|s| std::ptr::eq(*s, info)) {
         return;
@@ -162,12 +167,15 @@ fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, 
         };
         let (variant, pointer) = match tagging {
             Tagging::External => {
-                let only = props.and_then(Value::as_object).filter(|p| p.len() == 1).and_then(|p| p.keys().next());
+                let only =
+                    props.and_then(Value::as_object).filter(|p| p.len() == 1).and_then(|p| p.keys().next());
                 let variant = only.and_then(|key| variants.iter().find(|v| v.json_name == key));
                 (variant, variant.map(|v| format!("/properties/{}", escape_pointer(v.json_name))))
             }
             Tagging::Internal { tag } => (named(tag), Some(String::new())),
-            Tagging::Adjacent { tag, content } => (named(tag), Some(format!("/properties/{}", escape_pointer(content)))),
+            Tagging::Adjacent { tag, content } => {
+                (named(tag), Some(format!("/properties/{}", escape_pointer(content))))
+            }
         };
         let (Some(variant), Some(pointer)) = (variant, pointer) else { return };
         let Some(content) = object.pointer_mut(&pointer) else { return };

@@ -40,12 +40,18 @@ pub struct TypeInfo {
 #[derive(Debug)]
 enum Described {
     Typed(&'static [FieldInfo]),
-    Encoded { names: &'static str, shapes: &'static [&'static Shape] },
+    Encoded {
+        names: &'static str,
+        shapes: &'static [&'static Shape],
+    },
     /// A newtype (one element: its JSON is the element's) or a tuple struct
     /// (its JSON is an array, `[index]` selects an element).
     Tuple(&'static [&'static Shape]),
     /// An enum: how its JSON names the variant, and the variants.
-    Enum { tagging: Tagging, variants: &'static [Variant] },
+    Enum {
+        tagging: Tagging,
+        variants: &'static [Variant],
+    },
 }
 
 /// How an enum's JSON says which variant it holds: serde's three tagged
@@ -521,7 +527,9 @@ impl TypeInfo {
                         (variants.iter().find(|v| v.json_name == key), tail)
                     }
                     (Tagging::Internal { tag }, _) => (tagged(tag), rest),
-                    (Tagging::Adjacent { tag, content }, [Segment::Key(key), tail @ ..]) if key == content => {
+                    (Tagging::Adjacent { tag, content }, [Segment::Key(key), tail @ ..])
+                        if key == content =>
+                    {
                         (tagged(tag), tail)
                     }
                     _ => (None, rest),

@@ -338,20 +338,30 @@ impl Converter<'_> {
         // An enum's union: the branch its tag chose, or one violation at the
         // tag naming the allowed ones.
         match self.discriminated(error.schema_path(), instance) {
-            Some(Discriminated::Branch(i)) if i < branches.len() => return self.convert_all(&branches[i], out),
+            Some(Discriminated::Branch(i)) if i < branches.len() => {
+                return self.convert_all(&branches[i], out);
+            }
             Some(Discriminated::UnknownTag { key, allowed }) => {
-                let allowed = join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
+                let allowed =
+                    join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
                 let (code, message) = match instance.get(&key) {
-                    Some(tag) if !tag.is_null() => (Code::INVALID_VALUE, format!("{} is not one of {allowed}", show(tag))),
+                    Some(tag) if !tag.is_null() => {
+                        (Code::INVALID_VALUE, format!("{} is not one of {allowed}", show(tag)))
+                    }
                     _ => (Code::MISSING_FIELD, format!("missing; give one of {allowed}")),
                 };
                 out.push(Violation::new(Layer::Structure, code, path.key(key), message));
                 return;
             }
             Some(Discriminated::UnknownKey { allowed }) => {
-                let keys: Vec<String> = instance.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
-                let allowed = join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
-                let message = format!("{} is not one of {allowed}", join_list(&keys.iter().map(|k| quote_prefix(k)).collect::<Vec<_>>()));
+                let keys: Vec<String> =
+                    instance.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                let allowed =
+                    join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
+                let message = format!(
+                    "{} is not one of {allowed}",
+                    join_list(&keys.iter().map(|k| quote_prefix(k)).collect::<Vec<_>>())
+                );
                 out.push(Violation::new(Layer::Structure, Code::INVALID_VALUE, path, message));
                 return;
             }
@@ -406,10 +416,11 @@ impl Converter<'_> {
         let branches: Vec<&Value> = node.iter().map(|b| self.resolve(b)).collect();
         let pinned = |branch: &Value, key: &str| -> Option<String> {
             let property = self.resolve(branch.get("properties")?.get(key)?);
-            let value = property.get("const").or_else(|| match property.get("enum")?.as_array()?.as_slice() {
-                [one] => Some(one),
-                _ => None,
-            })?;
+            let value =
+                property.get("const").or_else(|| match property.get("enum")?.as_array()?.as_slice() {
+                    [one] => Some(one),
+                    _ => None,
+                })?;
             value.as_str().map(str::to_string)
         };
         // Internally or adjacently tagged: a key every branch pins.
