@@ -83,7 +83,7 @@ pub fn generic_info<T: ?Sized + 'static>(make: impl FnOnce() -> TypeInfo) -> &'s
     }
     // Made outside the lock: `make` may describe other generic types.
     let made: &'static TypeInfo = Box::leak(Box::new(make()));
-    *infos.lock().unwrap_or_else(|e| e.into_inner()).entry(TypeId::of::<T>()).or_insert(made)
+    infos.lock().unwrap_or_else(|e| e.into_inner()).entry(TypeId::of::<T>()).or_insert(made)
 }
 
 /// The same demand for a derived enum, newtype or tuple struct, which may
