@@ -128,7 +128,8 @@ impl Container {
             },
             Data::Enum(e) => {
                 if e.variants.is_empty() {
-                    errors.spanned(&input.ident, "an enum with no variants has no value for the model to give");
+                    errors
+                        .spanned(&input.ident, "an enum with no variants has no value for the model to give");
                 }
                 for attr in input.attrs.iter().filter(|a| a.path().is_ident("check")) {
                     errors.spanned(
