@@ -28,6 +28,11 @@ enum Payment {
         lines: Vec<Line>,
     },
     BankTransfer(Line),
+    #[serde(rename = "gift_voucher")]
+    #[check(len(code) >= 6)]
+    Voucher {
+        code: String,
+    },
     Cash,
 }
 
@@ -123,6 +128,15 @@ fn a_newtype_variant_walks_its_value_under_the_tag() {
     let found = violations(&output);
     assert_eq!(found.len(), 1, "{found}");
     assert_eq!(found[0].path, "payment.bank_transfer.amount");
+}
+
+#[test]
+fn a_renamed_variant_is_at_its_json_name() {
+    let mut output = valid();
+    output["payment"] = json!({"gift_voucher": {"code": "AB"}});
+    let found = violations(&output);
+    assert_eq!(found[0].path, "payment.gift_voucher.code", "{found}");
+    assert!(Receipt::tool().description.contains("- in `payment.gift_voucher`: len(code) >= 6"));
 }
 
 #[test]
