@@ -91,6 +91,13 @@ fn an_unknown_tag_is_a_structure_violation_naming_the_allowed_tags() {
     assert!(found.iter().all(|v| v.path.to_string().starts_with("method")), "{found}");
     let text = found.to_string();
     assert!(text.contains("card") && text.contains("cash"), "the allowed tags are named: {text}");
+    // In the schema's order: schemars lists unit variants first.
+    assert_eq!(found[0].message, "the variant \"cheque\" is not one of \"cash\", \"card\"");
+    // Two keys: how many, never every key of a hostile object.
+    output["method"] = json!({"card": {"last4": "1234"}, "cash": null});
+    let found = violations(&output);
+    assert_eq!(found[0].path, "method", "{found}");
+    assert!(found[0].message.ends_with("as its only key; got 2 keys"), "{found}");
 }
 
 #[test]

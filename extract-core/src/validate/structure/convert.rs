@@ -354,14 +354,17 @@ impl Converter<'_> {
                 return;
             }
             Some(Discriminated::UnknownKey { allowed }) => {
-                let keys: Vec<String> =
-                    instance.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
                 let allowed =
                     join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
-                let message = format!(
-                    "{} is not one of {allowed}",
-                    join_list(&keys.iter().map(|k| quote_prefix(k)).collect::<Vec<_>>())
-                );
+                let keys = instance.as_object().map(|o| o.keys().collect::<Vec<_>>()).unwrap_or_default();
+                // Never every key of a hostile object: one, or how many.
+                let message = match keys.as_slice() {
+                    [key] => format!("the variant {} is not one of {allowed}", quote_prefix(key)),
+                    _ => format!(
+                        "must name one variant, {allowed}, as its only key; got {}",
+                        count(keys.len(), "key")
+                    ),
+                };
                 out.push(Violation::new(Layer::Structure, Code::INVALID_VALUE, path, message));
                 return;
             }
