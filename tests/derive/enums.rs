@@ -319,3 +319,12 @@ fn renamed_fields_with_functions_and_quotes_inside_variants() {
         Contract::tool().description
     );
 }
+
+/// The exact tools, plain and strict, of a type holding an enum of each
+/// representation: reviewed by hand.
+#[test]
+fn tool_snapshots_of_a_type_with_enums() {
+    let pretty = |tool: &extract::Tool| serde_json::to_string_pretty(tool).unwrap();
+    insta::assert_snapshot!("receipt_tool_plain", pretty(&Receipt::tool()));
+    insta::assert_snapshot!("receipt_tool_strict", pretty(&Receipt::tool().strict().unwrap()));
+}
