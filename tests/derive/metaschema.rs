@@ -125,8 +125,14 @@ struct Category {
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Party {
     #[check(len(name) > 0)]
-    Person { name: String },
-    Company { name: String, payment: Payment, route: Route },
+    Person {
+        name: String,
+    },
+    Company {
+        name: String,
+        payment: Payment,
+        route: Route,
+    },
 }
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
