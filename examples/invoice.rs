@@ -15,6 +15,9 @@
 //! `--backend openai`, so does `OPENAI_API_KEY` or `OPENAI_BASE_URL`.
 //! `--json-schema` sends the schema as a `response_format` instead of a tool.
 
+#[path = "common/live.rs"]
+mod live;
+
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -192,89 +195,10 @@ fn report(attempts: &[(Prompt, Reply)], outcome: &Outcome<Invoice>) {
     println!("{}", serde_json::to_string_pretty(outcome).expect("packets serialize"));
 }
 
-/// The backend `--backend` names: `anthropic` (the default) or `openai`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Backend {
-    Anthropic,
-    OpenAi,
-}
-
-fn backend(args: &[String]) -> Result<Backend, String> {
-    let mut backend = Backend::Anthropic;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let value = if arg == "--backend" {
-            args.next().map(String::as_str)
-        } else if let Some(value) = arg.strip_prefix("--backend=") {
-            Some(value)
-        } else {
-            continue;
-        };
-        backend = match value {
-            Some("anthropic") => Backend::Anthropic,
-            Some("openai") => Backend::OpenAi,
-            other => return Err(format!("--backend takes `anthropic` or `openai`, not {other:?}")),
-        };
-    }
-    Ok(backend)
-}
-
-/// Whether an environment variable is set to something.
-fn set(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|value| !value.trim().is_empty())
-}
-
-/// The live model the arguments and the environment ask for; `Ok(None)` offline.
-fn live_model(args: &[String]) -> Result<Option<Box<dyn Model>>, String> {
-    let flag = args.iter().any(|arg| arg == "--live");
-    match backend(args)? {
-        Backend::Anthropic if flag || set("ANTHROPIC_API_KEY") => {
-            let client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
-            println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
-            Ok(Some(Box::new(client)))
-        }
-        Backend::Anthropic => {
-            println!(
-                "mode: offline, with a scripted model (set ANTHROPIC_API_KEY or pass --live for Claude)"
-            );
-            Ok(None)
-        }
-        Backend::OpenAi => openai_model(args, flag || set("OPENAI_API_KEY") || set("OPENAI_BASE_URL")),
-    }
-}
-
-#[cfg(feature = "openai")]
-fn openai_model(args: &[String], live: bool) -> Result<Option<Box<dyn Model>>, String> {
-    use extract::openai::{ClientBuilder, Mode};
-    if !live {
-        println!(
-            "mode: offline, with a scripted model (set OPENAI_BASE_URL and OPENAI_MODEL, or OPENAI_API_KEY, \
-             for a live Chat Completions server)"
-        );
-        return Ok(None);
-    }
-    let mode = if args.iter().any(|arg| arg == "--json-schema") { Mode::JsonSchema } else { Mode::Tool };
-    let client = ClientBuilder::from_env().and_then(|b| b.mode(mode).build()).map_err(|e| e.to_string())?;
-    println!(
-        "mode: live, against {} at {} (Chat Completions, {mode:?} mode, strict {})",
-        client.model(),
-        client.base_url(),
-        client.strict()
-    );
-    Ok(Some(Box::new(client)))
-}
-
-#[cfg(not(feature = "openai"))]
-fn openai_model(_: &[String], _: bool) -> Result<Option<Box<dyn Model>>, String> {
-    Err("the openai backend needs the `openai` feature: \
-         cargo run --example invoice --features openai -- --backend openai"
-        .into())
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let model: Box<dyn Model> = match live_model(&args) {
+    let model: Box<dyn Model> = match live::live_model(&args, "invoice") {
         Ok(Some(model)) => model,
         Ok(None) => Box::new(Scripted::new(scripted_replies())),
         Err(error) => {

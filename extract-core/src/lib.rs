@@ -10,7 +10,7 @@
 //! - `validate`: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
 //! - `run`: the sans-IO retry policy and everything it produces;
 //! - `drive`: the `Model` trait, `Extractor`, `testing`, `Error`;
-//! - `inspect`: reading a finished run: the HTML `Report`;
+//! - `inspect`: reading a finished run: the HTML `Report`, `eval` against labelled documents;
 //! - `anthropic`: the Claude backend (feature `anthropic`);
 //! - `openai`: the Chat Completions backend (feature `openai`).
 
@@ -28,7 +28,7 @@ pub mod openai;
 
 pub use drive::testing;
 pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
-pub use inspect::Report;
+pub use inspect::{Report, eval};
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
     Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated,

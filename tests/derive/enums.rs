@@ -186,7 +186,7 @@ fn the_tool_lists_each_variants_checks_where_they_apply() {
 fn the_tool_admits_null_for_a_tagged_field_inside_each_variant() {
     let tool = Receipt::tool();
     let text = serde_json::to_string(&tool.input_schema).unwrap();
-    assert_eq!(text.matches("Null when the document does not state it").count(), 3, "{text}");
+    assert_eq!(text.matches("Null if not stated.").count(), 3, "{text}");
 }
 
 /// Internally tagged: its JSON is always an object, so it can be extracted

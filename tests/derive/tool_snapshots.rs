@@ -89,7 +89,7 @@ fn name_and_description_carry_the_doc_comment_and_the_checks_in_json_names() {
     assert_eq!(tool.name, "record_invoice");
     assert_eq!(
         tool.description,
-        "Record one invoice.\n\nThe input must satisfy these checks:\n\
+        "Record one invoice.\n\nChecks the input must pass:\n\
          - sum(line_items.amount) == total (tolerance 0.01)\n\
          - due_date >= issue_date"
     );
@@ -136,7 +136,7 @@ fn the_input_schema_is_a_2020_12_object_schema_with_the_fields_shapes() {
     // null (the validator still escalates a null), instead of inventing a value.
     assert_eq!(
         props["invoice_number"]["description"],
-        "Invoice number exactly as printed. Null when the document does not state it; never invent a value."
+        "Invoice number exactly as printed. Null if not stated."
     );
     assert_eq!(props["invoice_number"]["type"], json!(["string", "null"]));
     assert_eq!(props["invoice_number"]["pattern"], "^[A-Z0-9-]+$");
@@ -244,7 +244,7 @@ fn strict_removes_unsupported_keywords_and_restates_them_in_the_description() {
     assert_eq!(number["pattern"], plain["properties"]["invoice_number"]["pattern"]);
     assert_eq!(
         number["description"],
-        "Invoice number exactly as printed. Null when the document does not state it; never invent a value. Must be at least 1 character long. Must be at most 32 characters long."
+        "Invoice number exactly as printed. Null if not stated. Must be at least 1 character long. Must be at most 32 characters long."
     );
     let quantity = &resolve(&strict, &strict["properties"]["line_items"]["items"])["properties"]["quantity"];
     assert!(quantity.get("minimum").is_none(), "{quantity}");

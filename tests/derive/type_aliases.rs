@@ -111,5 +111,5 @@ fn aliases_are_described_as_the_types_they_name() {
     }
     // The tagged field inside admits null in the tool's schema, through the aliases.
     let schema = Order::tool().input_schema.to_string();
-    assert!(schema.contains("Null when the document does not state it"), "{schema}");
+    assert!(schema.contains("Null if not stated."), "{schema}");
 }

@@ -6,4 +6,5 @@
 mod support;
 
 mod architecture;
+mod corpus;
 mod readme;

@@ -123,9 +123,9 @@ async fn a_patch_fixes_one_item_of_100_over_the_messages_api() {
         .filter_map(|b| b["text"].as_str())
         .collect();
     let all = texts.join("\n");
-    assert!(all.contains("\"description\": \"Line 0099\""), "the previous output is shown whole");
+    assert!(all.contains("\"description\":\"Line 0099\""), "the previous output is shown whole");
     assert!(all.contains("check failed: sum(line_items.amount) == total"), "{all}");
-    assert!(all.contains("Call the tool `patch_output`"), "{all}");
+    assert!(all.contains("Call `patch_output`"), "{all}");
     assert!(
         correction["system"].as_str().unwrap().contains("Answer only by calling the tool `patch_output`")
     );
@@ -181,7 +181,7 @@ async fn an_invalid_patch_is_retried_naming_the_pointer() {
     let third = &server.bodies()[2];
     let all = third["messages"][0]["content"].to_string();
     assert!(all.contains("index 100 is past the end"), "{all}");
-    assert!(all.contains("\\\"amount\\\": 100.0"), "the base is unchanged: {all}");
+    assert!(all.contains("\\\"amount\\\":100.0"), "the base is unchanged: {all}");
 }
 
 #[tokio::test]

@@ -115,11 +115,15 @@ async fn document_a_is_corrected_with_exact_feedback_on_the_second_attempt() {
     assert_eq!(second.document, DOCUMENT_A, "the document travels byte for byte");
     assert_eq!(second.system, prompts[0].system);
     let correction = second.correction.as_ref().expect("the second prompt is a correction");
-    // A parsed tool input is rendered as pretty JSON: the first output, every value as sent.
-    let first_output = serde_json::to_string_pretty(&a_missing_delivery()).unwrap();
+    // A parsed tool input is rendered as compact JSON: the first output, every value as sent.
+    let first_output = a_missing_delivery().to_string();
     assert_eq!(correction.previous_output, first_output, "the first output, verbatim");
     assert_eq!(correction.violations, format!("- line_items: {SUM_MESSAGE}"));
-    assert!(correction.instruction.contains("fix only what the errors name"), "{}", correction.instruction);
+    assert!(
+        correction.instruction.contains("fix only what VALIDATION ERRORS name"),
+        "{}",
+        correction.instruction
+    );
 
     // The flattened text the model reads holds all three, in order.
     let text = second.to_string();

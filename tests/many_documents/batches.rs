@@ -303,7 +303,7 @@ fn shuffle(lines: &mut [String], mut seed: u64) {
 /// (the check fails, the correction fixes it), `stuck` always drops it.
 fn model(params: &Value) -> Value {
     let content = params["messages"][0]["content"].as_array().unwrap();
-    let correction = content.len() > 2;
+    let correction = content.len() > 1;
     let text = content.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n");
     let start = text.find("amounts ").expect("the document is in the request");
     let words: Vec<&str> = text[start..].split_whitespace().collect();

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod eval;
 mod journal;
 mod report;
 mod review;

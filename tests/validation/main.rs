@@ -8,6 +8,7 @@ mod differential;
 mod feedback;
 mod hostile_output;
 mod one_walk;
+mod quote_policy;
 mod structure_layer;
 mod validator_panics;
 mod variants;

@@ -528,5 +528,5 @@ fn tagged_fields_admit_null_in_the_tool_schema_at_any_depth_while_the_validator_
         (v.path.to_string().as_str(), v.code.as_str(), v.recoverable),
         ("line_items[1].sku", "missing_field", false)
     );
-    assert!(v.message.contains("escalates instead of retrying"), "{}", v.message);
+    assert!(v.message.contains("goes to a person instead of a retry"), "{}", v.message);
 }

@@ -134,7 +134,7 @@ impl ClientBuilder {
 
     /// Whether the document travels as a `document` block (`true`: a text
     /// source byte for byte, a PDF as base64) or as its own labelled, fenced
-    /// text block (`false`: byte for byte, with `cache_control`; a PDF sends
+    /// text block (`false`: byte for byte; a PDF sends
     /// its text layer). Default: `true` for Anthropic's own API
     /// (`api.anthropic.com`), `false` for any other base URL, because some
     /// servers that speak the Messages API (llama.cpp's `/v1/messages`, say)

@@ -6,12 +6,15 @@
 //!
 //! - **Request.** The prompt's blocks map to content blocks of one user
 //!   message: the document as a `document` block with a plain-text source,
-//!   byte for byte; on a correction attempt, the previous output, its
-//!   violations and the instruction as labelled text blocks. `temperature`,
+//!   byte for byte, alone on a first attempt; on a correction attempt, the
+//!   previous output, its violations and the instruction, labelled and
+//!   fenced, in one text block after it. `temperature`,
 //!   `top_p` and `top_k` are never sent (API version 2026-10-21 rejects them).
 //! - **Prompt caching.** `cache_control: {"type": "ephemeral"}` on the tool
 //!   and on the document block, so a correction attempt reads the tool,
-//!   system and document from the cache.
+//!   system and document from the cache; only where the tool, system and
+//!   document together are long enough for the API to cache them (a
+//!   shorter prompt would pay the markers' bytes for nothing).
 //! - **Tool choice.** The tool is forced where the model allows it. Models
 //!   documented to refuse forced tool use ([`MODELS_REFUSING_FORCED_TOOL_USE`])
 //!   get `{"type": "auto"}` with the strict tool ([`Tool::strict`](crate::Tool::strict))

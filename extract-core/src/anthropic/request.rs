@@ -2,15 +2,17 @@
 //! become content blocks, never one flattened string.
 //!
 //! - `tools`: the prompt's tool, with `cache_control: {"type": "ephemeral"}`
-//!   (tools render first, so the cache prefix starts with them).
+//!   where the prompt is long enough to be cached (tools render first, so
+//!   the cache prefix starts with them).
 //! - `tool_choice`: forced (`{"type": "tool", "name", "disable_parallel_tool_use": true}`)
 //!   or, where forcing is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
 //!   with the strict copy of the tool and a system instruction to answer only
 //!   through it (unless the system already says so, as the built-in one does).
 //! - one user message: the document as a `document` block with a plain-text
-//!   source (byte for byte, `cache_control` ephemeral, so a correction attempt
-//!   reads tools, system and document from the cache), then either the task
-//!   (first attempt) or the labelled correction blocks.
+//!   source (byte for byte; `cache_control` ephemeral where the tool is
+//!   marked, so a correction attempt reads tools, system and document from
+//!   the cache), alone on a first attempt, then on a correction the
+//!   labelled correction blocks.
 //!
 //! - JSON outputs ([`Ask::Json`]): no `tools` and no `tool_choice`;
 //!   `output_config: {"format": {"type": "json_schema", "schema"}}` with the
@@ -45,6 +47,22 @@ fn ephemeral() -> Value {
     json!({ "type": "ephemeral" })
 }
 
+/// Below this many bytes of tool, system and document, a prompt is under
+/// every Claude model's minimum cacheable length (512 tokens at the least,
+/// by model up to 4,096; text and JSON run at about 3 bytes a token or more),
+/// so a cache marker would only add bytes: the API caches nothing shorter.
+const CACHEABLE_BYTES: usize = 1_536;
+
+/// Whether `prompt`'s prefix (tool, system, document) is long enough for the
+/// API to cache it; a PDF always is.
+fn worth_caching(prompt: &Prompt, tool: &Value, system: &str) -> bool {
+    let document = match prompt.document.content() {
+        Content::Text(text) => text.len(),
+        Content::Pdf { .. } => return true,
+    };
+    tool.to_string().len() + system.len() + document >= CACHEABLE_BYTES
+}
+
 /// How the request carries the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DocumentAs {
@@ -76,7 +94,7 @@ pub(crate) fn body(
 ) -> Result<Value, Error> {
     let tool_name = prompt.tool.name.as_str();
     let mut body = json!({ "model": model, "max_tokens": max_tokens });
-    let system = match ask {
+    let (system, cache) = match ask {
         Ask::Tool(choice) => {
             let (tool, tool_choice, system) = match choice {
                 ToolChoice::Forced => (
@@ -96,12 +114,13 @@ pub(crate) fn body(
                 }
             };
             let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
-            if let Some(object) = tool.as_object_mut() {
+            let cache = worth_caching(prompt, &tool, &system);
+            if cache && let Some(object) = tool.as_object_mut() {
                 object.insert("cache_control".into(), ephemeral());
             }
             body["tools"] = json!([tool]);
             body["tool_choice"] = tool_choice;
-            system
+            (system, cache)
         }
         Ask::Json => {
             body["output_config"] =
@@ -111,10 +130,11 @@ pub(crate) fn body(
                 system.push_str("\n\n");
             }
             system.push_str(&answer_as_json(tool_name));
-            system
+            let cache = worth_caching(prompt, &body["output_config"], &system);
+            (system, cache)
         }
     };
-    body["messages"] = json!([{ "role": "user", "content": content(prompt, ask, document_as)? }]);
+    body["messages"] = json!([{ "role": "user", "content": content(prompt, document_as, cache)? }]);
     if !system.is_empty() {
         body["system"] = Value::String(system);
     }
@@ -148,49 +168,35 @@ fn strict_or_plain(tool: &Tool) -> Tool {
     }
 }
 
-/// The content blocks of the one user message: the prompt's blocks in order,
-/// less the system and the tool, which the request carries in fields of their own.
-fn content(prompt: &Prompt, ask: Ask, document_as: DocumentAs) -> Result<Vec<Value>, Error> {
-    let mut blocks = Vec::new();
-    for block in prompt.blocks() {
-        match block.kind {
-            BlockKind::System | BlockKind::Tool => {}
-            BlockKind::Document => blocks.push(document(&prompt.document, document_as)?),
-            // Fenced and labelled as the flattened text shows them, so the
-            // previous output (the model's own words) cannot close its block.
-            kind => blocks.push(text(block.fenced(&kind.heading()))),
-        }
-    }
-    if !prompt.is_correction() {
-        let name = &prompt.tool.name;
-        blocks.push(text(match ask {
-            Ask::Tool(_) => format!("Call the tool `{name}` with the data of the document above."),
-            Ask::Json => format!("Answer with the input object of `{name}` for the document above, as JSON."),
-        }));
+/// The content blocks of the one user message: the document, then on a
+/// correction its blocks as one text ([`Prompt::correction_text`]); the
+/// system and the tool go in fields of their own.
+///
+/// A first attempt's message is the document alone: the forced tool, or the
+/// system's instruction to answer only through it, already says what to do.
+fn content(prompt: &Prompt, document_as: DocumentAs, cache: bool) -> Result<Vec<Value>, Error> {
+    let mut blocks = vec![document(&prompt.document, document_as, cache)?];
+    if let Some(correction) = prompt.correction_text() {
+        blocks.push(text(correction));
     }
     Ok(blocks)
 }
 
-/// The document's block, with `cache_control`, so a correction reads it
-/// from the prompt cache. Its title is the label the instructions refer
-/// to, then the document's own title.
-fn document(document: &Document, document_as: DocumentAs) -> Result<Value, Error> {
-    let mut title = BlockKind::Document.heading();
-    if let Some(own) = document.title() {
-        title = format!("{title}: {own}");
-    }
-    let block = match (document_as, document.content()) {
+/// The document's block, with `cache_control` where the prompt is
+/// `cache`-worthy, so a correction reads it from the prompt cache. A
+/// `document` block is labelled by its type; its title is the document's
+/// own, where it has one. As text, it is fenced under the label the
+/// instructions use.
+fn document(document: &Document, document_as: DocumentAs, cache: bool) -> Result<Value, Error> {
+    let title = document.title();
+    let mut block = match (document_as, document.content()) {
         (DocumentAs::Block, Content::Text(text)) => json!({
             "type": "document",
             "source": { "type": "text", "media_type": "text/plain", "data": text },
-            "title": title,
-            "cache_control": ephemeral(),
         }),
         (DocumentAs::Block, Content::Pdf { bytes, .. }) => json!({
             "type": "document",
             "source": { "type": "base64", "media_type": "application/pdf", "data": BASE64.encode(bytes) },
-            "title": title,
-            "cache_control": ephemeral(),
         }),
         (DocumentAs::Text, _) => {
             let Some(text) = document.searchable_text() else {
@@ -203,9 +209,21 @@ fn document(document: &Document, document_as: DocumentAs) -> Result<Value, Error
                 )));
             };
             let block = crate::Block { kind: BlockKind::Document, text: std::borrow::Cow::Borrowed(text) };
-            json!({ "type": "text", "text": block.fenced(&title), "cache_control": ephemeral() })
+            let heading = match title {
+                Some(own) => format!("{}: {own}", BlockKind::Document.label()),
+                None => BlockKind::Document.label().to_string(),
+            };
+            json!({ "type": "text", "text": block.fenced(&heading) })
         }
     };
+    if let Some(object) = block.as_object_mut() {
+        if let (DocumentAs::Block, Some(own)) = (document_as, title) {
+            object.insert("title".into(), own.into());
+        }
+        if cache {
+            object.insert("cache_control".into(), ephemeral());
+        }
+    }
     Ok(block)
 }
 
@@ -245,12 +263,28 @@ mod tests {
             body["tool_choice"],
             json!({"type": "tool", "name": "record_note", "disable_parallel_tool_use": true})
         );
-        assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        // Far under any model's minimum cacheable length: no cache markers.
+        assert!(body["tools"][0].get("cache_control").is_none());
         assert!(body["tools"][0].get("strict").is_none());
         assert_eq!(body["system"], "Extract.");
         let content = body["messages"][0]["content"].as_array().unwrap();
-        assert_eq!(content.len(), 2);
+        assert_eq!(content.len(), 1, "the first attempt's message is the document alone");
         assert_eq!(content[0]["source"]["data"], "Invoice \"7\"\nTotal: 5 €");
+        assert!(content[0].get("cache_control").is_none() && content[0].get("title").is_none());
+    }
+
+    #[test]
+    fn a_prompt_long_enough_to_cache_marks_the_tool_and_the_document() {
+        let mut prompt = prompt();
+        prompt.document = "Line item 1.00\n".repeat(CACHEABLE_BYTES / 15 + 1).into();
+        let marked = body(&prompt, "m", 1, Ask::Tool(ToolChoice::Forced), DocumentAs::Block).unwrap();
+        assert_eq!(marked["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(marked["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        // One byte less than the threshold in all: no marker anywhere.
+        let tool = serde_json::to_value(&prompt.tool).unwrap().to_string().len();
+        prompt.document = "x".repeat(CACHEABLE_BYTES - 1 - tool - prompt.system.len()).into();
+        let unmarked = body(&prompt, "m", 1, Ask::Tool(ToolChoice::Forced), DocumentAs::Block).unwrap();
+        assert!(!unmarked.to_string().contains("cache_control"), "{unmarked}");
     }
 
     #[test]
@@ -291,7 +325,7 @@ mod tests {
     }
 
     #[test]
-    fn correction_becomes_three_labelled_blocks_after_the_document() {
+    fn a_correction_is_one_text_of_three_labelled_blocks_after_the_document() {
         let mut prompt = prompt();
         prompt.attempt = 2;
         prompt.correction = Some(Correction {
@@ -301,17 +335,13 @@ mod tests {
         });
         let body = body(&prompt, "m", 1, Ask::Tool(ToolChoice::Forced), DocumentAs::Block).unwrap();
         let content = body["messages"][0]["content"].as_array().unwrap();
-        assert_eq!(content.len(), 4);
+        assert_eq!(content.len(), 2);
         assert_eq!(content[0]["type"], "document");
         assert_eq!(
             content[1]["text"],
-            "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{\"a\":1}\n```"
+            "### PREVIOUS OUTPUT\n```\n{\"a\":1}\n```\n\n### VALIDATION ERRORS\n```\na: too small\n```\n\n\
+             ### INSTRUCTION\n```\nFix only a.\n```"
         );
-        assert_eq!(
-            content[2]["text"],
-            "### VALIDATION ERRORS (what was wrong with that answer)\n```\na: too small\n```"
-        );
-        assert_eq!(content[3]["text"], "### INSTRUCTION (what to do now)\n```\nFix only a.\n```");
-        assert!(content[1..].iter().all(|b| b.get("cache_control").is_none()));
+        assert!(content[1].get("cache_control").is_none());
     }
 }

@@ -6,6 +6,7 @@
 //! anything a person reads. Like `run`, this layer touches no file or
 //! socket: the report is a `String` the caller writes where it likes.
 
+pub mod eval;
 mod report;
 
 pub use report::Report;

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use super::eval::{Comparison, Scorecard};
 use crate::run::{ParetoRow, percent};
 use crate::vocabulary::text::shorten;
 use crate::{Escalation, Outcome, Reason, Source, Stats, Usage};
@@ -87,6 +88,8 @@ pub struct Report<'a> {
     title: String,
     escalations: Vec<(&'a str, &'a Escalation)>,
     sources: Vec<(&'a str, &'a [Source])>,
+    scorecards: Vec<&'a Scorecard>,
+    comparisons: Vec<&'a Comparison>,
 }
 
 impl<'a> Report<'a> {
@@ -97,7 +100,23 @@ impl<'a> Report<'a> {
             title: "Extraction run report".to_string(),
             escalations: Vec::new(),
             sources: Vec::new(),
+            scorecards: Vec::new(),
+            comparisons: Vec::new(),
         }
+    }
+
+    /// Adds an evaluation against labelled documents ([`eval`](crate::eval)):
+    /// its counts per document and per field, in a section of their own.
+    pub fn evaluation(mut self, scorecard: &'a Scorecard) -> Report<'a> {
+        self.scorecards.push(scorecard);
+        self
+    }
+
+    /// Adds two configurations side by side ([`Comparison`]) to the
+    /// evaluation section.
+    pub fn comparison(mut self, comparison: &'a Comparison) -> Report<'a> {
+        self.comparisons.push(comparison);
+        self
     }
 
     /// The page's title and heading.
@@ -173,6 +192,7 @@ impl fmt::Display for Report<'_> {
         usage(f, self.stats)?;
         self.escalation_table(f)?;
         self.quote_table(f)?;
+        self.evaluation_section(f)?;
         f.write_str(
             "<footer>Written by <code>extract::Report</code>: one file, inline CSS and SVG, \
              no script, nothing fetched.</footer>\n</main>\n</body>\n</html>\n",
@@ -181,6 +201,87 @@ impl fmt::Display for Report<'_> {
 }
 
 impl Report<'_> {
+    /// Each scorecard's counts, then each comparison's paired figures.
+    fn evaluation_section(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.scorecards.is_empty() && self.comparisons.is_empty() {
+            return Ok(());
+        }
+        f.write_str("<section id=\"evaluation\">\n<h2>Evaluation against labelled documents</h2>\n")?;
+        for card in &self.scorecards {
+            writeln!(
+                f,
+                "<h3>{label}</h3>\n<p class=\"note\">{cases} cases, {calls} calls, {input} input and {output} output tokens{cost}.</p>",
+                label = escape(&card.label),
+                cases = card.cases.len(),
+                calls = card.calls,
+                input = card.usage.input_tokens,
+                output = card.usage.output_tokens,
+                cost = card.cost.map(|c| format!(", cost {c:.4}")).unwrap_or_default(),
+            )?;
+            f.write_str(
+                "<table class=\"evaluation\">\n<thead><tr><th></th><th class=\"num\">correct</th>\
+                 <th class=\"num\">wrong accepted</th><th class=\"num\">escalated, present</th>\
+                 <th class=\"num\">escalated, absent</th><th class=\"num\">accuracy</th></tr></thead>\n<tbody>\n",
+            )?;
+            let rows = std::iter::once(("documents", &card.documents))
+                .chain(card.fields.iter().map(|(name, counts)| (name.as_str(), counts)));
+            for (name, c) in rows.take(TABLE_ROWS) {
+                writeln!(
+                    f,
+                    "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num{}\">{}</td>\
+                     <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}%</td></tr>",
+                    escape(name),
+                    c.correct,
+                    if c.wrong_accepted > 0 { " wrong" } else { "" },
+                    c.wrong_accepted,
+                    c.escalated_present,
+                    c.escalated_absent,
+                    c.accuracy() * 100.0
+                )?;
+            }
+            more_rows(f, (card.fields.len() + 1).saturating_sub(TABLE_ROWS), "field", 6)?;
+            f.write_str("</tbody>\n</table>\n")?;
+        }
+        for comparison in &self.comparisons {
+            writeln!(
+                f,
+                "<h3>{b} against {a}</h3>\n<p class=\"note\">{cases} cases; accuracy in %, difference in points, \
+                 with its 95% interval (paired bootstrap); <strong>bold</strong> where the interval leaves out zero.</p>",
+                a = escape(&comparison.a),
+                b = escape(&comparison.b),
+                cases = comparison.cases,
+            )?;
+            f.write_str(
+                "<table class=\"comparison\">\n<thead><tr><th></th><th class=\"num\">A</th><th class=\"num\">B</th>\
+                 <th class=\"num\">B − A</th><th class=\"num\">better</th><th class=\"num\">worse</th>\
+                 <th class=\"num\">same</th><th class=\"num\">95% interval</th></tr></thead>\n<tbody>\n",
+            )?;
+            let rows = std::iter::once(("documents", &comparison.documents))
+                .chain(comparison.fields.iter().map(|(name, paired)| (name.as_str(), paired)));
+            for (name, p) in rows.take(TABLE_ROWS) {
+                let (open, close) = if p.is_clear() { ("<strong>", "</strong>") } else { ("", "") };
+                writeln!(
+                    f,
+                    "<tr><td><code>{}</code></td><td class=\"num\">{:.1}</td><td class=\"num\">{:.1}</td>\
+                     <td class=\"num\">{open}{:+.1}{close}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                     <td class=\"num\">{}</td><td class=\"num\">[{:+.1}, {:+.1}]</td></tr>",
+                    escape(name),
+                    p.accuracy_a * 100.0,
+                    p.accuracy_b * 100.0,
+                    p.difference * 100.0,
+                    p.better,
+                    p.worse,
+                    p.same,
+                    p.interval[0] * 100.0,
+                    p.interval[1] * 100.0
+                )?;
+            }
+            more_rows(f, (comparison.fields.len() + 1).saturating_sub(TABLE_ROWS), "field", 8)?;
+            f.write_str("</tbody>\n</table>\n")?;
+        }
+        f.write_str("</section>\n")
+    }
+
     fn escalation_table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "<section id=\"escalations\">\n<h2>Escalations</h2>")?;
         let listed = self.escalations.len();
@@ -942,6 +1043,8 @@ th.col-quotes { width: 16%; }
 td { overflow-wrap: anywhere; }
 th { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+h3 { font-size: 16px; margin: 14px 0 6px; }
+td.wrong { color: #b42318; font-weight: 650; }
 tr.total td { font-weight: 650; border-bottom: 0; }
 tr.dominant td { background: #fff3e0; }
 .callout { border-left: 4px solid #ef6c00; background: #fff3e0; padding: 10px 14px; border-radius: 4px;

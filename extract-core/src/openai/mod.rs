@@ -7,13 +7,13 @@
 //!
 //! - **Messages.** The system block is a `system` message. One `user`
 //!   message follows, made of text parts: the document as its own part,
-//!   under the heading `### DOCUMENT (the source document)` and fenced by a
+//!   under the heading `### DOCUMENT` and fenced by a
 //!   delimiter that does not occur in it (byte for byte inside the fence; a
 //!   PDF sends its text layer, and a PDF without one is a configuration
 //!   error naming this backend); on a correction attempt, the previous
-//!   output, its violations and the instruction, each its own fenced part
-//!   under its heading ([`BlockKind::heading`](crate::BlockKind::heading)),
-//!   exactly as the Anthropic client's text mode sends them.
+//!   output, its violations and the instruction, each fenced under its
+//!   label, in one part ([`Prompt::correction_text`](crate::Prompt::correction_text)),
+//!   exactly as the Anthropic client sends them.
 //! - **The tool** ([`Mode::Tool`], the default) is a function tool
 //!   `{"type": "function", "function": {"name", "description", "parameters"}}`,
 //!   forced with `tool_choice: {"type": "function", "function": {"name"}}`.

@@ -146,18 +146,13 @@ fn add_note(system: &mut String, note: &str) {
     system.push_str(note);
 }
 
-/// The text parts of the one user message: the prompt's blocks in order,
-/// less the system and the tool, which the request carries in fields of their own.
+/// The text parts of the one user message: the document, then on a
+/// correction its blocks as one text ([`Prompt::correction_text`]), or on a
+/// first attempt the task; the system and the tool go in fields of their own.
 fn parts(prompt: &Prompt, mode: Mode) -> Result<Vec<Value>, Error> {
-    let mut parts = Vec::new();
-    for block in prompt.blocks() {
-        match block.kind {
-            BlockKind::System | BlockKind::Tool => {}
-            BlockKind::Document => parts.push(text(document(&prompt.document)?)),
-            // Fenced and labelled as the flattened text shows them, so the
-            // previous output (the model's own words) cannot close its block.
-            kind => parts.push(text(block.fenced(&kind.heading()))),
-        }
+    let mut parts = vec![text(document(&prompt.document)?)];
+    if let Some(correction) = prompt.correction_text() {
+        parts.push(text(correction));
     }
     if !prompt.is_correction() {
         let name = &prompt.tool.name;
@@ -181,7 +176,7 @@ fn document(document: &Document) -> Result<String, Error> {
             document.id()
         )));
     };
-    let mut heading = BlockKind::Document.heading();
+    let mut heading = BlockKind::Document.label().to_string();
     if let Some(title) = document.title() {
         heading = format!("{heading}: {title}");
     }
@@ -315,7 +310,7 @@ mod tests {
         let parts = body["messages"][1]["content"].as_array().unwrap();
         assert_eq!(body["messages"][1]["role"], "user");
         assert_eq!(parts.len(), 2);
-        assert_eq!(parts[0]["text"], "### DOCUMENT (the source document)\n```\nNote \"7\"\nTotal: 5 €\n```");
+        assert_eq!(parts[0]["text"], "### DOCUMENT\n```\nNote \"7\"\nTotal: 5 €\n```");
     }
 
     #[test]
@@ -391,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn correction_becomes_three_fenced_parts_after_the_document() {
+    fn a_correction_is_one_part_of_three_fenced_blocks_after_the_document() {
         let mut prompt = prompt();
         prompt.attempt = 2;
         prompt.correction = Some(Correction {
@@ -401,16 +396,12 @@ mod tests {
         });
         let body = body(&prompt, &request(Mode::Tool, ToolChoice::Forced, false)).unwrap();
         let parts = body["messages"][1]["content"].as_array().unwrap();
-        assert_eq!(parts.len(), 4);
-        assert!(parts[0]["text"].as_str().unwrap().starts_with("### DOCUMENT (the source document)\n"));
+        assert_eq!(parts.len(), 2);
+        assert!(parts[0]["text"].as_str().unwrap().starts_with("### DOCUMENT\n"));
         assert_eq!(
             parts[1]["text"],
-            "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{\"a\":1}\n```"
+            "### PREVIOUS OUTPUT\n```\n{\"a\":1}\n```\n\n### VALIDATION ERRORS\n```\na: too small\n```\n\n\
+             ### INSTRUCTION\n```\nFix only a.\n```"
         );
-        assert_eq!(
-            parts[2]["text"],
-            "### VALIDATION ERRORS (what was wrong with that answer)\n```\na: too small\n```"
-        );
-        assert_eq!(parts[3]["text"], "### INSTRUCTION (what to do now)\n```\nFix only a.\n```");
     }
 }

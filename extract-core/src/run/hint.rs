@@ -33,8 +33,8 @@ pub(crate) fn systematic(fp: &Fingerprint) -> String {
         )
     } else if *code == Code::QUOTE_NOT_FOUND {
         format!(
-            "the quote of {at} is not found in the document again and again: check that the document \
-             states it verbatim, or make the field optional"
+            "the model's quote for {at} fails again and again: check whether the document states the \
+             value verbatim (a PDF's text layer may differ from the page), or make the field optional"
         )
     } else if *code == Code::UNKNOWN_FIELD {
         format!("the model keeps sending {at}: add it to the type, or drop deny_unknown_fields")
@@ -67,10 +67,16 @@ pub(crate) fn not_recoverable(v: &Violation) -> String {
         "a validator panicked: fix the check or validation code so it returns a violation instead of \
          panicking"
             .to_string()
-    } else if *code == Code::MISSING_FIELD || *code == Code::QUOTE_NOT_FOUND {
+    } else if *code == Code::MISSING_FIELD {
         format!(
-            "{at} is tagged recoverable = false and is absent from the output: the document does not \
-             hold it. Have a human supply it, or make it optional if documents may lack it"
+            "{at} is tagged recoverable = false and the model gave no value for it (null or left out). \
+             Have a person check the document and supply it, or make it optional if documents may lack it"
+        )
+    } else if *code == Code::QUOTE_NOT_FOUND {
+        format!(
+            "{at} is tagged recoverable = false and neither the model's quote nor its value occurs in \
+             the document. Have a person check the document and supply it, or make it optional if \
+             documents may lack it"
         )
     } else if *code == Code::CHECK_FAILED {
         let rule = v.check.as_deref().map(|c| format!("the check `{c}`")).unwrap_or("the check".into());

@@ -221,7 +221,7 @@ impl<T: Serialize> Serialize for Validated<T> {
 }
 
 /// Why a run was escalated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// A violation no feedback can fix: the datum is absent from the source,

@@ -325,12 +325,12 @@ impl<T> Run<T> {
                     1,
                 ),
                 patch_tool(),
-                Correction::patch(syntax::pretty(base), violations),
+                Correction::patch(syntax::compact(base), violations),
             ),
             None => {
                 let shown = match (output, self.prompt.asks_for_patch()) {
                     // A patch attempt's output is the patched object, not the reply.
-                    (Some(output), true) => syntax::pretty(output),
+                    (Some(output), true) => syntax::compact(output),
                     _ => syntax::output_text(reply),
                 };
                 (self.system.clone(), self.tool.clone(), Correction::new(&self.tool.name, shown, violations))

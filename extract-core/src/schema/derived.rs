@@ -31,7 +31,7 @@ pub fn tool_of(info: &'static TypeInfo, schema: Value) -> Tool {
         if !description.is_empty() {
             description.push_str("\n\n");
         }
-        description.push_str("The input must satisfy these checks:");
+        description.push_str("Checks the input must pass:");
         for check in checks {
             description.push_str("\n- ");
             description.push_str(&check);
@@ -280,7 +280,7 @@ fn escape_pointer(key: &str) -> String {
 }
 
 fn admit_null(property: &mut Value) {
-    const NOTE: &str = "Null when the document does not state it; never invent a value.";
+    const NOTE: &str = "Null if not stated.";
     let Some(map) = property.as_object_mut() else { return };
     if let Some(Value::Array(values)) = map.get_mut("enum")
         && !values.contains(&Value::Null)

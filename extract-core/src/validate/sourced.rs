@@ -19,9 +19,14 @@ use super::check::Audited;
 /// its fields their own `Sourced` values locates each one.
 ///
 /// The semantic layer checks that `quote` occurs in the document (whitespace
-/// normalised: every run of whitespace counts as one space) and, for text
-/// values, that the value occurs in its quote (ignoring case). A failure is a
-/// `quote_not_found` violation whose recoverability is the field's tag. The
+/// normalised: every run of whitespace counts as one space) and that the
+/// value occurs in its quote: text ignoring case, a number when a number
+/// written in the quote parses to it (`140.00` for 140.0), a date when a
+/// date written in the quote is that day (`1 March 2026` for 2026-03-01). A
+/// failure is a `quote_not_found` violation. It takes the field's
+/// recoverability only when the document shows neither the quote nor the
+/// value; a value the document shows under a quote too short or mistyped is
+/// recoverable, and the correction asks for the passage that shows it. The
 /// quote stays in the value, so a reviewer can check the value against its
 /// line in the source.
 ///

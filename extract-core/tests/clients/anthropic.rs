@@ -178,28 +178,23 @@ async fn request_headers_and_body_field_by_field() {
         json!([{
             "name": "record_invoice",
             "description": "Record one invoice.",
-            "input_schema": tool().input_schema,
-            "cache_control": {"type": "ephemeral"}
+            "input_schema": tool().input_schema
         }])
     );
     assert_eq!(body["tool_choice"], forced());
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0]["role"], "user");
+    // The first attempt's message is the document alone, and a prompt this
+    // short carries no cache markers (the API would cache nothing).
     let content = messages[0]["content"].as_array().unwrap();
-    assert_eq!(content.len(), 2);
     assert_eq!(
-        content[0],
-        json!({
+        content,
+        &[json!({
             "type": "document",
-            "source": {"type": "text", "media_type": "text/plain", "data": document},
-            "title": "DOCUMENT (the source document)",
-            "cache_control": {"type": "ephemeral"}
-        })
+            "source": {"type": "text", "media_type": "text/plain", "data": document}
+        })]
     );
-    assert_eq!(content[1]["type"], "text");
-    assert!(content[1]["text"].as_str().unwrap().contains("`record_invoice`"), "{}", content[1]);
-    assert!(content[1].get("cache_control").is_none());
     assert_no_sampling_parameters(&body);
 }
 
@@ -227,7 +222,10 @@ async fn the_document_travels_byte_for_byte() {
 async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix() {
     let server = Server::start(vec![ok(json!({"total": 450.0})), ok(json!({"total": 500.0}))]).await;
     let client = builder(&server).build().unwrap();
-    let document = "INVOICE 7\nLine A 450.00\nLine B 50.00\nTotal: 500.00";
+    // Long enough for the API to cache the prefix, so the blocks carry markers.
+    let document =
+        format!("INVOICE 7\n{}Line A 450.00\nLine B 50.00\nTotal: 500.00", "Terms and notes.\n".repeat(100));
+    let document = document.as_str();
     let first = prompt(document);
     let mut second = prompt(document);
     second.attempt = 2;
@@ -255,21 +253,14 @@ async fn a_correction_attempt_maps_to_labelled_blocks_behind_the_cached_prefix()
     assert_eq!(two["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
 
     let content = two["messages"][0]["content"].as_array().unwrap();
-    assert_eq!(content.len(), 4, "{content:#?}");
-    let texts: Vec<&str> = content[1..].iter().map(|b| b["text"].as_str().unwrap()).collect();
-    assert!(content[1..].iter().all(|b| b["type"] == "text" && b.get("cache_control").is_none()));
+    assert_eq!(content.len(), 2, "{content:#?}");
+    assert!(content[1]["type"] == "text" && content[1].get("cache_control").is_none());
     // Each correction block is labelled and fenced as the prompt's text shows it.
     assert_eq!(
-        texts[0],
-        "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{\"total\":450.0}\n```"
-    );
-    assert_eq!(
-        texts[1],
-        "### VALIDATION ERRORS (what was wrong with that answer)\n```\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00\n```"
-    );
-    assert_eq!(
-        texts[2],
-        "### INSTRUCTION (what to do now)\n```\nFix only the fields above and keep everything else.\n```"
+        content[1]["text"],
+        "### PREVIOUS OUTPUT\n```\n{\"total\":450.0}\n```\n\n\
+         ### VALIDATION ERRORS\n```\ntotal: check failed: sum(line_items.amount) == total: 500.00 != 450.00\n```\n\n\
+         ### INSTRUCTION\n```\nFix only the fields above and keep everything else.\n```"
     );
     assert_eq!(two["messages"].as_array().unwrap().len(), 1);
     assert_no_sampling_parameters(two);
@@ -561,7 +552,6 @@ async fn a_rejected_forced_tool_choice_falls_back_to_auto_and_strict_and_is_reme
     for body in &bodies[1..] {
         assert_eq!(body["tool_choice"], auto());
         assert_eq!(body["tools"][0]["strict"], true);
-        assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
         let system = body["system"].as_str().unwrap();
         assert!(system.starts_with("You extract data. Answer only through the tool."), "{system}");
         assert!(system.contains("Answer only by calling the tool `record_invoice`"), "{system}");
@@ -992,7 +982,7 @@ async fn a_pdf_travels_as_a_base64_document_block_with_its_title() {
         base64::engine::general_purpose::STANDARD.decode(block["source"]["data"].as_str().unwrap()).unwrap();
     assert_eq!(sent, pdf, "the PDF's bytes, exactly");
     assert!(sent.starts_with(b"%PDF-1.4") && sent.ends_with(b"%%EOF\n"));
-    assert_eq!(block["title"], "DOCUMENT (the source document): March invoice");
+    assert_eq!(block["title"], "March invoice");
     assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
     // In document-block mode the text layer is not sent.
     assert!(!body.to_string().contains("Invoice INV-7 Total"), "{body}");
@@ -1006,7 +996,7 @@ async fn a_text_document_with_a_title_is_a_text_source_byte_for_byte() {
     client.call(&document_prompt(Document::text(text).with_title("Note"))).await.unwrap();
     let block = &server.requests()[0].json()["messages"][0]["content"][0];
     assert_eq!(block["source"], json!({"type": "text", "media_type": "text/plain", "data": text}));
-    assert_eq!(block["title"], "DOCUMENT (the source document): Note");
+    assert_eq!(block["title"], "Note");
 }
 
 #[tokio::test]
@@ -1020,9 +1010,8 @@ async fn another_server_gets_the_document_as_a_labelled_text_block_by_default() 
     client.call(&document_prompt(Document::text(text))).await.unwrap();
     let block = &server.requests()[0].json()["messages"][0]["content"][0];
     assert_eq!(block["type"], "text", "{block}");
-    assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
     let sent = block["text"].as_str().unwrap();
-    assert!(sent.starts_with("### DOCUMENT (the source document)\n````\n"), "{sent}");
+    assert!(sent.starts_with("### DOCUMENT\n````\n"), "{sent}");
     assert!(sent.contains(&format!("\n{text}\n")), "the document byte for byte: {sent}");
 
     // A PDF goes as its text layer.

@@ -179,7 +179,7 @@ fn user_parts(body: &Value) -> Vec<String> {
 /// The document's part as it must arrive: heading, a fence longer than the
 /// document's own ``` run, the document byte for byte, the fence.
 fn document_part(document: &str) -> String {
-    format!("### DOCUMENT (the source document)\n````\n{document}\n````")
+    format!("### DOCUMENT\n````\n{document}\n````")
 }
 
 fn forced() -> Value {
@@ -275,26 +275,23 @@ async fn a_correction_carries_the_document_the_previous_output_and_the_violation
     assert_eq!(one["messages"][0], two["messages"][0], "the same system message");
     assert_eq!(two["tool_choice"], forced());
     let parts = user_parts(two);
-    assert_eq!(parts.len(), 4, "{parts:#?}");
+    assert_eq!(parts.len(), 2, "{parts:#?}");
     assert_eq!(parts[0], document_part(DOCUMENT), "the same document, byte for byte");
     assert_eq!(parts[0], user_parts(one)[0]);
-    let previous = serde_json::to_string_pretty(&first_output()).unwrap();
-    assert_eq!(
-        parts[1],
-        format!(
-            "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{previous}\n```"
-        )
-    );
+    // The correction's three blocks, each labelled and fenced, in one part.
+    let previous = first_output().to_string();
+    let correction = &parts[1];
     assert!(
-        parts[2].starts_with("### VALIDATION ERRORS (what was wrong with that answer)\n```\n- line_items: ")
+        correction.starts_with(&format!("### PREVIOUS OUTPUT\n```\n{previous}\n```\n\n")),
+        "{correction}"
     );
+    assert!(correction.contains("\n\n### VALIDATION ERRORS\n```\n- line_items: "), "{correction}");
     assert!(
-        parts[2].contains("sum(line_items.amount) = 450.00, total = 500.00"),
-        "the exact violation: {}",
-        parts[2]
+        correction.contains("sum(line_items.amount) = 450.00, total = 500.00"),
+        "the exact violation: {correction}"
     );
-    assert!(parts[3].starts_with("### INSTRUCTION (what to do now)\n```\n"));
-    assert!(parts[3].contains("Call the tool `record_invoice` again"), "{}", parts[3]);
+    assert!(correction.contains("\n\n### INSTRUCTION\n```\n"), "{correction}");
+    assert!(correction.contains("Call `record_invoice` again"), "{correction}");
 }
 
 #[tokio::test]
@@ -313,13 +310,8 @@ async fn unparsable_arguments_are_invalid_json_and_fixed_on_the_retry() {
     assert!(failed[0].violations[0].recoverable);
     // The model is shown its own text verbatim.
     let parts = user_parts(&server.bodies()[1]);
-    assert_eq!(
-        parts[1],
-        format!(
-            "### PREVIOUS OUTPUT (your previous answer: the input you gave the tool, verbatim)\n```\n{cut}\n```"
-        )
-    );
-    assert!(parts[2].contains("not valid JSON"), "{}", parts[2]);
+    assert!(parts[1].starts_with(&format!("### PREVIOUS OUTPUT\n```\n{cut}\n```\n\n")), "{}", parts[1]);
+    assert!(parts[1].contains("not valid JSON"), "{}", parts[1]);
 }
 
 #[tokio::test]
@@ -753,15 +745,15 @@ async fn the_response_format_mode_runs_end_to_end_with_a_correction() {
     assert!(first[1].contains("answer with the input object of `record_invoice` as JSON"), "{}", first[1]);
     let second = user_parts(&bodies[1]);
     assert_eq!(second[0], document_part(DOCUMENT));
-    assert!(second[1].contains(&serde_json::to_string_pretty(&first_output()).unwrap()), "{}", second[1]);
-    assert!(second[2].contains("sum(line_items.amount) = 450.00, total = 500.00"), "{}", second[2]);
+    assert!(second[1].contains(&first_output().to_string()), "{}", second[1]);
+    assert!(second[1].contains("sum(line_items.amount) = 450.00, total = 500.00"), "{}", second[1]);
     let third = user_parts(&bodies[2]);
     assert!(
         third[1].contains("{\"invoice_number\": \"INV-7\", \"line_items\": ["),
         "raw text shown back: {}",
         third[1]
     );
-    assert!(third[2].contains("not valid JSON"), "{}", third[2]);
+    assert!(third[1].contains("not valid JSON"), "{}", third[1]);
 }
 
 // ---------------------------------------------------------------------------
@@ -777,10 +769,7 @@ async fn a_pdf_sends_its_text_layer_with_its_title_and_one_without_is_a_config_e
 
     client.call(&prompt(pdf)).await.unwrap();
     let parts = user_parts(&server.bodies()[0]);
-    assert_eq!(
-        parts[0],
-        "### DOCUMENT (the source document): March invoice\n```\nInvoice INV-7 Total 500.00\n```"
-    );
+    assert_eq!(parts[0], "### DOCUMENT: March invoice\n```\nInvoice INV-7 Total 500.00\n```");
     assert!(!server.requests()[0].body.windows(8).any(|w| w == b"%PDF-1.4"), "the bytes are not sent");
 
     let err = client.call(&prompt(Document::pdf(b"%PDF-1.4".to_vec()).with_id("scan-7"))).await.unwrap_err();

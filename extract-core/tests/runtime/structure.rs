@@ -183,7 +183,8 @@ fn missing_required_field_takes_its_tag() {
     assert_eq!(v.path, "invoice_number");
     assert_eq!(
         v.message,
-        "required field is missing: the document does not state it, so the extraction escalates instead of retrying"
+        "required field is missing: the model gave no value, and a field tagged recoverable = false \
+         goes to a person instead of a retry"
     );
     assert!(!v.recoverable, "invoice_number is tagged recoverable = false");
 

@@ -12,6 +12,7 @@ use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, Violation};
 
 use super::EvalError;
 use super::path::{Collection, DefaultVisit, One, Reach, Stop};
+use super::quoted::Quoted;
 use super::render::{Recorder, Records};
 
 /// The state of one semantic walk over a validated value.
@@ -169,50 +170,63 @@ impl<'d> Audit<'d> {
         }
     }
 
-    /// Checks that `quote` occurs in the document and, for text, that `value`
-    /// occurs in the quote. Whitespace is normalised (every run becomes one
-    /// space, ends trimmed) on both sides; the quote must match the document's
-    /// case, the value is matched in the quote ignoring case. A quote that
-    /// holds is recorded as a [`Source`] with its byte range in the
-    /// document's text; without a text, the quote is recorded unverified.
-    pub fn check_quote(&mut self, quote: &str, value: Option<&str>, recoverable: bool) {
+    /// Checks that `quote` occurs in the document and that `value` occurs in
+    /// the quote ([`Quoted::occurs_in`]: text ignoring case, a number or a
+    /// date as written). Whitespace is normalised (every run becomes one
+    /// space, ends trimmed) on both sides; the quote must match the
+    /// document's case. A quote that holds is recorded as a [`Source`] with
+    /// its byte range in the document's text; without a text, the quote is
+    /// recorded unverified.
+    ///
+    /// A failure is `quote_not_found`. It takes the field's recoverability
+    /// only when the document shows neither the quote nor the value: when
+    /// the value is in the document, the quote was merely too short or
+    /// mistyped, which a retry fixes, so it is recoverable whatever the tag,
+    /// and the message asks for the passage that shows the value.
+    pub fn check_quote(&mut self, quote: &str, value: Quoted<'_>, recoverable: bool) {
         let quote_norm = normalize_whitespace(quote);
-        let mut span = None;
-        let message = if quote_norm.is_empty() {
-            Some("the quote is empty; quote the span of the document the value was read from".to_string())
-        } else if let Some(found) = self.find(&quote_norm) {
-            span = found;
-            None
-        } else {
-            Some(format!(
+        let found = if quote_norm.is_empty() { None } else { self.find(&quote_norm) };
+        let failure = match &found {
+            _ if quote_norm.is_empty() => {
+                Some("the quote is empty; quote the span of the document the value was read from".to_string())
+            }
+            None => Some(format!(
                 "quote {} does not occur in the document; quote the source text exactly",
                 crate::quote_prefix(quote)
-            ))
+            )),
+            Some(_) if !value.occurs_in(&quote_norm) => Some(format!(
+                "value {} does not occur in its quote {}; give the value as the quote shows it",
+                value.shown(),
+                crate::quote_prefix(quote)
+            )),
+            Some(_) => None,
         };
-        let message = message.or_else(|| {
-            let value = value?;
-            let value_norm = normalize_whitespace(value).to_lowercase();
-            (!quote_norm.to_lowercase().contains(&value_norm)).then(|| {
-                format!(
-                    "value {} does not occur in its quote {}; give the value as the quote shows it",
-                    crate::quote_prefix(value),
-                    crate::quote_prefix(quote)
-                )
-            })
-        });
-        match message {
-            Some(message) => {
-                let path = self.here(&["quote"]);
-                self.report(
-                    Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message)
-                        .recoverable(recoverable),
-                );
-            }
-            None => {
-                let path = self.here(&[]);
-                self.sources.push(Source { path, quote: quote.to_string(), span });
+        let Some(mut message) = failure else {
+            let span = found.flatten();
+            let path = self.here(&[]);
+            self.sources.push(Source { path, quote: quote.to_string(), span });
+            return;
+        };
+        // What the document holds decides what the failure means.
+        let mut recoverable = recoverable;
+        if let Some(text) = self.text
+            && value.is_checked()
+        {
+            if value.occurs_in(text) {
+                recoverable = true;
+                message.push_str(&format!(
+                    ", and the document does show the value {}: quote the passage that shows it",
+                    value.shown()
+                ));
+            } else if !recoverable {
+                message
+                    .push_str(&format!(", and the value {} occurs nowhere in the document", value.shown()));
             }
         }
+        let path = self.here(&["quote"]);
+        self.report(
+            Violation::new(Layer::Semantic, Code::QUOTE_NOT_FOUND, path, message).recoverable(recoverable),
+        );
     }
 
     /// Where the normalised `quote` is in the document's text: `Some(Some(range))`
@@ -724,7 +738,7 @@ impl<T: ?Sized> NestedNone for NestedProbe<T> {}
 // checks is never one the walk cannot enter).
 impl<T: Audited + 'static> Audited for Sourced<T> {
     fn audit<L: LazyWalk>(&self, audit: &mut Audit<'_>, recoverable: bool) {
-        audit.check_quote(&self.quote, quoted_text(&self.value), recoverable);
+        audit.check_quote(&self.quote, Quoted::of(&self.value), recoverable);
         audit.enter("value");
         self.value.audit::<L>(audit, recoverable);
         audit.leave();
@@ -737,25 +751,4 @@ impl<T: Audited + 'static> Audited for Sourced<T> {
     fn visit<'a, F: FnMut(&'a Self)>(&'a self, f: &mut F) {
         f(self)
     }
-}
-
-/// The text to find in the quote, for text values (`String`, `Box<str>`,
-/// `Arc<str>`, `Rc<str>`, `Cow<str>`, and `Option`s of them); `None` for any
-/// other value, whose quote alone is checked.
-fn quoted_text(value: &dyn std::any::Any) -> Option<&str> {
-    use std::borrow::Cow;
-    use std::rc::Rc;
-    use std::sync::Arc;
-    macro_rules! text_of {
-        ($($ty:ty),*) => {
-            $(if let Some(text) = value.downcast_ref::<$ty>() {
-                return Some(text);
-            }
-            if let Some(text) = value.downcast_ref::<Option<$ty>>() {
-                return text.as_deref();
-            })*
-        };
-    }
-    text_of!(String, Box<str>, Arc<str>, Rc<str>, Cow<'static, str>);
-    None
 }

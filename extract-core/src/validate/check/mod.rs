@@ -13,6 +13,7 @@ mod audit;
 mod num;
 mod ops;
 mod path;
+mod quoted;
 mod render;
 
 pub use aggregate::*;
@@ -25,6 +26,7 @@ pub use num::{
 };
 pub use ops::*;
 pub use path::*;
+pub use quoted::Quoted;
 pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
 
 /// What a derived `audit` imports with one `use probes::*` (one import

@@ -27,16 +27,19 @@ pub(super) struct Converter<'a> {
 
 /// The message of a `missing_field` violation. For a field tagged
 /// `recoverable = false` it tells the reader (a reviewer, at that point) why
-/// the run stopped instead of asking the model for a value.
+/// the run stopped instead of asking the model for a value, saying what the
+/// model did, never what the document holds: only a person can tell that.
 pub(super) fn missing_message(null: bool, recoverable: bool) -> &'static str {
     match (null, recoverable) {
         (false, true) => "required field is missing",
         (true, true) => "required field is null; give a value",
         (false, false) => {
-            "required field is missing: the document does not state it, so the extraction escalates instead of retrying"
+            "required field is missing: the model gave no value, and a field tagged recoverable = false \
+             goes to a person instead of a retry"
         }
         (true, false) => {
-            "required field is null: the document does not state it, so the extraction escalates instead of retrying"
+            "required field is null: the model answered null, and a field tagged recoverable = false \
+             goes to a person instead of a retry"
         }
     }
 }

@@ -1,0 +1,89 @@
+//! The live model an example's arguments and environment ask for, shared
+//! by the examples: `--backend anthropic` (the default; live with
+//! `--live` or `ANTHROPIC_API_KEY`) or `--backend openai` (live with
+//! `OPENAI_API_KEY` or `OPENAI_BASE_URL`; `--json-schema` for the
+//! response-format mode; needs the `openai` feature).
+
+use extract::Model;
+
+/// The backend `--backend` names: `anthropic` (the default) or `openai`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Anthropic,
+    OpenAi,
+}
+
+fn backend(args: &[String]) -> Result<Backend, String> {
+    let mut backend = Backend::Anthropic;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = if arg == "--backend" {
+            args.next().map(String::as_str)
+        } else if let Some(value) = arg.strip_prefix("--backend=") {
+            Some(value)
+        } else {
+            continue;
+        };
+        backend = match value {
+            Some("anthropic") => Backend::Anthropic,
+            Some("openai") => Backend::OpenAi,
+            other => return Err(format!("--backend takes `anthropic` or `openai`, not {other:?}")),
+        };
+    }
+    Ok(backend)
+}
+
+/// Whether an environment variable is set to something.
+fn set(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| !value.trim().is_empty())
+}
+
+/// The live model the arguments and the environment ask for; `Ok(None)` offline.
+pub fn live_model(args: &[String], example: &str) -> Result<Option<Box<dyn Model>>, String> {
+    let flag = args.iter().any(|arg| arg == "--live");
+    match backend(args)? {
+        Backend::Anthropic if flag || set("ANTHROPIC_API_KEY") => {
+            let client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
+            println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
+            Ok(Some(Box::new(client)))
+        }
+        Backend::Anthropic => {
+            println!(
+                "mode: offline, with a scripted model (set ANTHROPIC_API_KEY or pass --live for Claude)"
+            );
+            Ok(None)
+        }
+        Backend::OpenAi => {
+            openai_model(args, example, flag || set("OPENAI_API_KEY") || set("OPENAI_BASE_URL"))
+        }
+    }
+}
+
+#[cfg(feature = "openai")]
+fn openai_model(args: &[String], _example: &str, live: bool) -> Result<Option<Box<dyn Model>>, String> {
+    use extract::openai::{ClientBuilder, Mode};
+    if !live {
+        println!(
+            "mode: offline, with a scripted model (set OPENAI_BASE_URL and OPENAI_MODEL, or OPENAI_API_KEY, \
+             for a live Chat Completions server)"
+        );
+        return Ok(None);
+    }
+    let mode = if args.iter().any(|arg| arg == "--json-schema") { Mode::JsonSchema } else { Mode::Tool };
+    let client = ClientBuilder::from_env().and_then(|b| b.mode(mode).build()).map_err(|e| e.to_string())?;
+    println!(
+        "mode: live, against {} at {} (Chat Completions, {mode:?} mode, strict {})",
+        client.model(),
+        client.base_url(),
+        client.strict()
+    );
+    Ok(Some(Box::new(client)))
+}
+
+#[cfg(not(feature = "openai"))]
+fn openai_model(_: &[String], example: &str, _: bool) -> Result<Option<Box<dyn Model>>, String> {
+    Err(format!(
+        "the openai backend needs the `openai` feature: \
+         cargo run --example {example} --features openai -- --backend openai"
+    ))
+}
