@@ -18,7 +18,9 @@ use serde_json::Value;
 use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
-pub use extractable::{Extractable, TypeCache, require_extractable};
+pub use extractable::{
+    Extractable, ObjectRoot, TypeCache, generic_info, require_extractable, require_nested,
+};
 pub use sourced::Sourced;
 use structure::serde_violation;
 

@@ -374,6 +374,13 @@ pub trait Audited {
         None => &Shape::Leaf,
     };
 
+    /// The description of a derived generic type (see
+    /// [`Shape::Generic`]): its `SHAPE` points here.
+    #[doc(hidden)]
+    fn __generic_info() -> &'static TypeInfo {
+        described(Self::TYPE_INFO)
+    }
+
     /// For check paths ([`Hop`](super::Hop)): the struct a step into this value reaches.
     /// The same impl serves the walk and the paths, so a derived type writes
     /// one impl for both.
