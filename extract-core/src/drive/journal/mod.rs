@@ -307,17 +307,7 @@ impl DeskJournal {
     /// were reviewed and rejected. Read-only.
     pub fn waiting(&self) -> Result<(Vec<Waiting>, u64, u64), Error> {
         let (rows, reviewed, rejected) = Sqlite::open_read_only(&self.path, &self.header())?.waiting()?;
-        let mut waiting = Vec::with_capacity(rows.len());
-        for row in rows {
-            let escalation = stored::escalation_from(&row.packet).ok_or_else(|| {
-                Error::config(format!(
-                    "journal {}: the outcome of document {} does not read back",
-                    self.path.display(),
-                    crate::quote_prefix(&row.id)
-                ))
-            })?;
-            waiting.push(Waiting { id: row.id, content: row.content, escalation });
-        }
+        let waiting = rows.into_iter().map(|row| self.read_back(row)).collect::<Result<_, _>>()?;
         Ok((waiting, reviewed, rejected))
     }
 
@@ -326,6 +316,11 @@ impl DeskJournal {
     pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
         let (ids, row) = Sqlite::open_read_only(&self.path, &self.header())?.around(id)?;
         let Some(row) = row else { return Ok((ids, None)) };
+        Ok((ids, Some(self.read_back(row)?)))
+    }
+
+    /// A waiting row with its escalation read back from the stored packet.
+    fn read_back(&self, row: sqlite::Waiting) -> Result<Waiting, Error> {
         let escalation = stored::escalation_from(&row.packet).ok_or_else(|| {
             Error::config(format!(
                 "journal {}: the outcome of document {} does not read back",
@@ -333,7 +328,7 @@ impl DeskJournal {
                 crate::quote_prefix(&row.id)
             ))
         })?;
-        Ok((ids, Some(Waiting { id: row.id, content: row.content, escalation })))
+        Ok(Waiting { id: row.id, content: row.content, escalation })
     }
 
     /// Records a passing fix and the reviewed outcome; `Ok(false)` when

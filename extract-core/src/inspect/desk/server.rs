@@ -258,6 +258,41 @@ async fn pdf<T: Send + Sync + 'static>(Shared(desk): Shared<Desk<T>>, Path(id): 
     }
 }
 
+/// What a decision (a fix, a rejection) starts with: the CSRF check, then
+/// document `id` if it still waits, with the ids of every waiting document
+/// and its place among them. `Err` is the page to answer with.
+async fn decision_on<T: Send + Sync + 'static>(
+    desk: &Desk<T>,
+    form: &Submitted,
+    id: &str,
+) -> Result<(Vec<String>, Waiting, usize), Response> {
+    if let Some(refused) = csrf_refusal(desk, form) {
+        return Err(refused);
+    }
+    let (waiting, entry) = around(desk, id).await.map_err(failed)?;
+    match (entry, waiting.iter().position(|w| w == id)) {
+        (Some(entry), Some(at)) => Ok((waiting, entry, at)),
+        _ => Err(not_waiting(id)),
+    }
+}
+
+/// The answer once the journal writer has run: the next document when the
+/// decision was `said` (recorded), 409 when the document no longer waited.
+fn decided(
+    recorded: Result<Result<bool, Error>, tokio::task::JoinError>,
+    waiting: &[String],
+    id: &str,
+    said: &str,
+    reviewer: &str,
+) -> Response {
+    match recorded {
+        Ok(Ok(true)) => after_decision(waiting, id, said, reviewer),
+        Ok(Ok(false)) => not_waiting(id),
+        Ok(Err(error)) => failed(error),
+        Err(error) => failed(Error::config(format!("the desk's journal writer failed: {error}"))),
+    }
+}
+
 /// The 403 page when the form's CSRF token is not this desk's.
 fn csrf_refusal(desk: &State<impl Sized>, form: &Submitted) -> Option<Response> {
     match form.get("csrf") {
@@ -318,16 +353,11 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    if let Some(refused) = csrf_refusal(&desk, &form) {
-        return refused;
-    }
-    let (waiting, entry) = match around(&desk, &id).await {
+    let (waiting, entry, at) = match decision_on(&desk, &form, &id).await {
         Ok(found) => found,
-        Err(error) => return failed(error),
+        Err(refused) => return refused,
     };
-    let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
-        return not_waiting(&id);
-    };
+    let entry = &entry;
     let Some(document) = desk.documents.get(&id) else {
         return (StatusCode::NOT_FOUND, html(pages::missing_document(&id))).into_response();
     };
@@ -394,12 +424,7 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
         })
         .await
     };
-    match recorded {
-        Ok(Ok(true)) => after_decision(&waiting, &id, "recorded", &reviewer),
-        Ok(Ok(false)) => not_waiting(&id),
-        Ok(Err(error)) => failed(error),
-        Err(error) => failed(Error::config(format!("the desk's journal writer failed: {error}"))),
-    }
+    decided(recorded, &waiting, &id, "recorded", &reviewer)
 }
 
 async fn reject<T: Extractable + Send + Sync + 'static>(
@@ -408,16 +433,11 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    if let Some(refused) = csrf_refusal(&desk, &form) {
-        return refused;
-    }
-    let (waiting, entry) = match around(&desk, &id).await {
+    let (waiting, entry, at) = match decision_on(&desk, &form, &id).await {
         Ok(found) => found,
-        Err(error) => return failed(error),
+        Err(refused) => return refused,
     };
-    let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
-        return not_waiting(&id);
-    };
+    let entry = &entry;
     let reason = form.get("reason").unwrap_or_default().trim().to_string();
     let problem = match reviewer_of(&form) {
         Err(problem) => Some(problem),
@@ -456,12 +476,7 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
         })
         .await
     };
-    match recorded {
-        Ok(Ok(true)) => after_decision(&waiting, &id, "rejected", &reviewer),
-        Ok(Ok(false)) => not_waiting(&id),
-        Ok(Err(error)) => failed(error),
-        Err(error) => failed(Error::config(format!("the desk's journal writer failed: {error}"))),
-    }
+    decided(recorded, &waiting, &id, "rejected", &reviewer)
 }
 
 async fn script() -> impl IntoResponse {
