@@ -19,6 +19,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LIMIT=16
+# An invoice's answer is about 300 tokens; a 135M model sometimes rambles on
+# until its context is full, so each answer is capped.
+MAX_TOKENS=1024
 BUILD_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -83,11 +86,11 @@ cp target/debug/examples/eval "$CACHE/eval"
 EVAL="$CACHE/eval"
 echo "== OpenAI backend, forced tool" | tee "$CACHE/runs/openai-tool.txt"
 env -u OPENAI_API_KEY OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_MODEL=smollm2 \
-  "$EVAL" --backend openai --limit "$LIMIT" | tee -a "$CACHE/runs/openai-tool.txt"
+  "$EVAL" --backend openai --limit "$LIMIT" --max-tokens "$MAX_TOKENS" | tee -a "$CACHE/runs/openai-tool.txt"
 echo "== OpenAI backend, json_schema" | tee "$CACHE/runs/openai-json-schema.txt"
 env -u OPENAI_API_KEY OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_MODEL=smollm2 \
-  "$EVAL" --backend openai --json-schema --limit "$LIMIT" | tee -a "$CACHE/runs/openai-json-schema.txt"
+  "$EVAL" --backend openai --json-schema --limit "$LIMIT" --max-tokens "$MAX_TOKENS" | tee -a "$CACHE/runs/openai-json-schema.txt"
 echo "== Anthropic backend, /v1/messages" | tee "$CACHE/runs/anthropic.txt"
 ANTHROPIC_API_KEY=local ANTHROPIC_BASE_URL="http://127.0.0.1:$PORT" ANTHROPIC_MODEL=smollm2 \
-  "$EVAL" --live --limit "$LIMIT" | tee -a "$CACHE/runs/anthropic.txt"
+  "$EVAL" --live --limit "$LIMIT" --max-tokens "$MAX_TOKENS" | tee -a "$CACHE/runs/anthropic.txt"
 echo "outputs: $CACHE/runs/"

@@ -2,7 +2,8 @@
 //! by the examples: `--backend anthropic` (the default; live with
 //! `--live` or `ANTHROPIC_API_KEY`) or `--backend openai` (live with
 //! `OPENAI_API_KEY` or `OPENAI_BASE_URL`; `--json-schema` for the
-//! response-format mode; needs the `openai` feature).
+//! response-format mode; needs the `openai` feature). `--max-tokens N`
+//! caps each answer (a small local model can ramble until its context is full).
 
 use extract::Model;
 
@@ -33,6 +34,15 @@ fn backend(args: &[String]) -> Result<Backend, String> {
     Ok(backend)
 }
 
+/// The `--max-tokens N` of the arguments.
+fn max_tokens(args: &[String]) -> Result<Option<u32>, String> {
+    match args.iter().position(|a| a == "--max-tokens").map(|i| args.get(i + 1)) {
+        None => Ok(None),
+        Some(Some(n)) => n.parse().map(Some).map_err(|_| format!("--max-tokens takes a number, not {n:?}")),
+        Some(None) => Err("--max-tokens takes a number".into()),
+    }
+}
+
 /// Whether an environment variable is set to something.
 fn set(name: &str) -> bool {
     std::env::var(name).is_ok_and(|value| !value.trim().is_empty())
@@ -43,7 +53,18 @@ pub fn live_model(args: &[String], example: &str) -> Result<Option<Box<dyn Model
     let flag = args.iter().any(|arg| arg == "--live");
     match backend(args)? {
         Backend::Anthropic if flag || set("ANTHROPIC_API_KEY") => {
-            let client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
+            let mut client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
+            if let Some(cap) = max_tokens(args)? {
+                // The same settings, with the cap: the builder over what from_env read.
+                let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
+                client = extract::anthropic::Client::builder()
+                    .api_key(key)
+                    .base_url(client.base_url())
+                    .model(client.model())
+                    .max_tokens(cap)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+            }
             println!("mode: live, against Claude ({} at {})", client.model(), client.base_url());
             Ok(Some(Box::new(client)))
         }
@@ -70,7 +91,11 @@ fn openai_model(args: &[String], _example: &str, live: bool) -> Result<Option<Bo
         return Ok(None);
     }
     let mode = if args.iter().any(|arg| arg == "--json-schema") { Mode::JsonSchema } else { Mode::Tool };
-    let client = ClientBuilder::from_env().and_then(|b| b.mode(mode).build()).map_err(|e| e.to_string())?;
+    let mut builder = ClientBuilder::from_env().map_err(|e| e.to_string())?.mode(mode);
+    if let Some(cap) = max_tokens(args)? {
+        builder = builder.max_tokens(cap);
+    }
+    let client = builder.build().map_err(|e| e.to_string())?;
     println!(
         "mode: live, against {} at {} (Chat Completions, {mode:?} mode, strict {})",
         client.model(),
