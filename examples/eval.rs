@@ -127,7 +127,10 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("{a}\n{b}");
+    println!("{a}");
+    print_reasons(&a);
+    println!("{b}");
+    print_reasons(&b);
     let comparison = Comparison::new(&a, &b).expect("both ran on the same cases");
     println!("{comparison}");
     print_where_to_look(&a);
@@ -145,6 +148,19 @@ async fn main() -> ExitCode {
         Err(error) => eprintln!("\n(the HTML report was not written to {}: {error})", out.display()),
     }
     ExitCode::SUCCESS
+}
+
+/// How many documents escalated, by reason.
+fn print_reasons(card: &Scorecard) {
+    let mut reasons = std::collections::BTreeMap::new();
+    for reason in card.cases.iter().filter_map(|c| c.reason) {
+        *reasons.entry(reason.to_string()).or_insert(0) += 1;
+    }
+    if !reasons.is_empty() {
+        let list: Vec<String> = reasons.iter().map(|(reason, n)| format!("{reason} {n}")).collect();
+        println!("escalated by reason: {}", list.join(", "));
+    }
+    println!();
 }
 
 fn print_where_to_look(card: &Scorecard) {
