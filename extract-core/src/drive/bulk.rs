@@ -285,6 +285,10 @@ impl<M: Model + 'static> Bulk<M> {
             }
         }
         drop(renewing);
+        // Every worker's progress ends at the whole run's count.
+        let counts = db.counts().await?;
+        let pending = tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run("", counts);
+        pending.deliver();
         // The documents other workers finished, rebuilt from the journal.
         let exported = db.documents_with_outcomes().await?;
         let contents: BTreeMap<String, String> =
@@ -468,12 +472,17 @@ impl Tally {
     #[must_use = "the progress is only reported to the caller's callback by `deliver`"]
     pub(crate) fn whole_run(&mut self, id: &str, counts: journal::Counts) -> PendingProgress {
         // Workers report their counts out of order: the run's only grow.
+        let before = self.progress;
         let progress = &mut self.progress;
         progress.total = counts.total.max(progress.total);
         progress.valid = counts.valid.max(progress.valid);
         progress.escalated = counts.escalated.max(progress.escalated);
         progress.failed = counts.failed;
         progress.done = progress.valid + progress.escalated + progress.failed;
+        if id.is_empty() && self.progress == before {
+            // The run's end, already reported.
+            return PendingProgress(None);
+        }
         self.report(id)
     }
 
