@@ -9,6 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod batches;
 mod faults;
 mod stand_in;
 mod workers;

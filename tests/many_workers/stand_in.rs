@@ -85,7 +85,7 @@ impl StandIn {
 }
 
 /// The model behind the stand-in.
-fn model(params: &Value) -> Value {
+pub fn model(params: &Value) -> Value {
     let messages = params["messages"].as_array().unwrap();
     let correction = messages.len() > 1 || messages[0]["content"].as_array().is_some_and(|c| c.len() > 1);
     let text = params["messages"].to_string();

@@ -75,7 +75,7 @@ fn child_worker() {
 }
 
 /// A digest of the packets (the same binary in every process, so the same hasher).
-fn digest(packets: &[String]) -> String {
+pub fn digest(packets: &[String]) -> String {
     use std::hash::{Hash, Hasher};
     let mut hash = std::hash::DefaultHasher::new();
     packets.hash(&mut hash);
