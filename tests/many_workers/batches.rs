@@ -24,7 +24,15 @@ use crate::workers::digest;
 #[derive(Default)]
 struct Stand {
     /// Each batch: its id, its requests (custom_id, params), its polls.
-    batches: Vec<(String, Vec<(String, Value)>, usize)>,
+    batches: Vec<(String, Vec<(String, Value)>, usize, String)>,
+}
+
+/// Now, as the API writes a time.
+fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    chrono::DateTime::from_timestamp(now.as_secs() as i64, now.subsec_nanos())
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 async fn batches_stand_in() -> (String, Arc<Mutex<Stand>>) {
@@ -52,12 +60,12 @@ async fn batches_stand_in() -> (String, Arc<Mutex<Stand>>) {
     (base, shared)
 }
 
-fn object(id: &str, requests: usize, ended: bool, base: &str) -> Value {
+fn object(id: &str, requests: usize, ended: bool, base: &str, created_at: &str) -> Value {
     json!({
         "id": id, "type": "message_batch",
         "processing_status": if ended { "ended" } else { "in_progress" },
         "request_counts": {"processing": if ended { 0 } else { requests }, "succeeded": if ended { requests } else { 0 }, "errored": 0, "canceled": 0, "expired": 0},
-        "created_at": "2026-12-01T10:00:00Z", "expires_at": "2026-12-02T10:00:00Z",
+        "created_at": created_at, "expires_at": "2026-12-02T10:00:00Z",
         "ended_at": if ended { json!("2026-12-01T10:05:00Z") } else { Value::Null },
         "cancel_initiated_at": null, "archived_at": null,
         "results_url": if ended { json!(format!("{base}/v1/messages/batches/{id}/results")) } else { Value::Null },
@@ -77,19 +85,20 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
                 .map(|r| (r["custom_id"].as_str().unwrap().to_string(), r["params"].clone()))
                 .collect();
             let id = format!("msgbatch_{:03}", stand.batches.len() + 1);
-            let made = object(&id, requests.len(), false, base);
-            stand.batches.push((id, requests, 0));
+            let created_at = now_rfc3339();
+            let made = object(&id, requests.len(), false, base, &created_at);
+            stand.batches.push((id, requests, 0, created_at));
             made.to_string().into_bytes()
         }
         ("GET", ["v1", "messages", listed]) if listed.starts_with("batches") => {
             let data: Vec<Value> =
-                stand.batches.iter().rev().map(|(id, requests, _)| object(id, requests.len(), true, base)).collect();
+                stand.batches.iter().rev().map(|(id, requests, _, at)| object(id, requests.len(), true, base, at)).collect();
             json!({"data": data, "has_more": false, "first_id": null, "last_id": null}).to_string().into_bytes()
         }
         ("GET", ["v1", "messages", "batches", id]) => {
             let held = stand.batches.iter_mut().find(|b| b.0 == *id).unwrap();
             held.2 += 1;
-            object(&held.0, held.1.len(), held.2 > 2, base).to_string().into_bytes()
+            object(&held.0, held.1.len(), held.2 > 2, base, &held.3).to_string().into_bytes()
         }
         ("GET", ["v1", "messages", "batches", id, "results"]) => {
             let held = stand.batches.iter().find(|b| b.0 == *id).unwrap();

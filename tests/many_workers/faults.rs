@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::support::invoices::Invoice;
 use crate::support::postgres::PgServer;
+use crate::support::tracing_capture::Capture;
 
 /// A model that reads `amounts 1 2 total 3` from the document (`stuck`
 /// always drops the last amount, so the document escalates), after
@@ -174,6 +175,9 @@ async fn the_review_queue_the_summary_and_the_export_read_the_shared_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_lost_for_good_ends_the_worker_with_err_and_keeps_what_was_committed() {
+    // Every trace of this process, of every test running now: no password of any server in it.
+    let traces = Arc::new(std::sync::Mutex::new(String::new()));
+    tracing::subscriber::set_global_default(Capture(traces.clone())).expect("the binary's one global subscriber");
     let server = PgServer::start();
     server.create_database("lost");
     let journal = Journal::postgres(server.url("lost"), "march").reconnect_within(Duration::from_secs(2));
@@ -201,4 +205,9 @@ async fn a_connection_lost_for_good_ends_the_worker_with_err_and_keeps_what_was_
     assert_eq!(report.outcomes.len(), 60);
     let asked = model.calls.load(Ordering::SeqCst) - calls;
     assert_eq!(asked, server.count("lost", replies) - committed, "nothing committed is asked again");
+
+    let traces = traces.lock().unwrap();
+    assert!(traces.contains("trying again"), "the lost connection was retried, and traced");
+    assert!(traces.contains(&format!("127.0.0.1:{}", server.port)), "the traces name the database");
+    assert!(!traces.contains(&format!("pw-{}-", std::process::id())), "no server's password is traced");
 }

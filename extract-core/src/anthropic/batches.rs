@@ -373,12 +373,7 @@ impl Batches {
             after = page.last_id;
         }
         let when = rfc3339(intent.created_at);
-        let shown = self
-            .journal
-            .as_ref()
-            .and_then(Journal::path)
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let shown = self.journal.as_ref().map(Journal::shown).unwrap_or_default();
         if let [batch] = found.as_slice() {
             info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
             if let Some(journal) = &state.journal {

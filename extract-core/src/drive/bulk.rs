@@ -216,6 +216,8 @@ impl<M: Model + 'static> Bulk<M> {
         // Documents of the run this worker was not given: never claimed again.
         let not_mine = Arc::new(Mutex::new(Vec::<String>::new()));
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
+        // When the run's documents were last counted.
+        let counted = Arc::new(Mutex::new(None));
         let renewing = {
             let (db, journal) = (db.clone(), journal.clone());
             AbortOnDrop(tokio::spawn(async move {
@@ -230,8 +232,8 @@ impl<M: Model + 'static> Bulk<M> {
         };
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.concurrency.min(total.max(1)) {
-            let (db, journal, mine, not_mine, tally) =
-                (db.clone(), journal.clone(), mine.clone(), not_mine.clone(), tally.clone());
+            let (db, journal, mine, not_mine, tally, counted) =
+                (db.clone(), journal.clone(), mine.clone(), not_mine.clone(), tally.clone(), counted.clone());
             let extractor = self.extractor.clone();
             let pausing = db.clone();
             let work = async move {
@@ -268,8 +270,22 @@ impl<M: Model + 'static> Bulk<M> {
                         continue;
                     }
                     let result = with_review(result, review, &text);
-                    let counts = db.counts().await.inspect_err(|e| journal.fail(e))?;
-                    let pending = tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run(&id, counts);
+                    // The run's counts, read at most every COUNT_EVERY (a count
+                    // reads every document of the run); counted here between.
+                    let due = {
+                        let mut last = counted.lock().unwrap_or_else(PoisonError::into_inner);
+                        let due = last.is_none_or(|at: std::time::Instant| at.elapsed() >= COUNT_EVERY);
+                        if due {
+                            *last = Some(std::time::Instant::now());
+                        }
+                        due
+                    };
+                    let pending = if due {
+                        let counts = db.counts().await.inspect_err(|e| journal.fail(e))?;
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run(&id, counts)
+                    } else {
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&id, &result)
+                    };
                     pending.deliver();
                     finished.push((*index, id, result));
                 }
@@ -324,6 +340,10 @@ impl<M: Model + 'static> Bulk<M> {
         Ok(BulkReport::from_results(results.into_iter().map(|(_, id, result)| (id, result))))
     }
 }
+
+/// How often a worker of a shared run reads the whole run's progress.
+#[cfg(feature = "postgres")]
+const COUNT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A background task, stopped when this is dropped (the run ended, or failed).
 #[cfg(feature = "postgres")]

@@ -165,7 +165,7 @@ impl Journal {
 
     /// This journal's name in messages: its path, or its URL (password
     /// masked) and run.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.kind {
             Kind::Sqlite(path) => path.display().to_string(),
             #[cfg(feature = "postgres")]
