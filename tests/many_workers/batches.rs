@@ -50,7 +50,9 @@ async fn batches_stand_in() -> (String, Arc<Mutex<Stand>>) {
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
                         body.len()
                     );
-                    if stream.write_all(head.as_bytes()).await.is_err() || stream.write_all(&body).await.is_err() {
+                    if stream.write_all(head.as_bytes()).await.is_err()
+                        || stream.write_all(&body).await.is_err()
+                    {
                         return;
                     }
                 }
@@ -91,9 +93,15 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
             made.to_string().into_bytes()
         }
         ("GET", ["v1", "messages", listed]) if listed.starts_with("batches") => {
-            let data: Vec<Value> =
-                stand.batches.iter().rev().map(|(id, requests, _, at)| object(id, requests.len(), true, base, at)).collect();
-            json!({"data": data, "has_more": false, "first_id": null, "last_id": null}).to_string().into_bytes()
+            let data: Vec<Value> = stand
+                .batches
+                .iter()
+                .rev()
+                .map(|(id, requests, _, at)| object(id, requests.len(), true, base, at))
+                .collect();
+            json!({"data": data, "has_more": false, "first_id": null, "last_id": null})
+                .to_string()
+                .into_bytes()
         }
         ("GET", ["v1", "messages", "batches", id]) => {
             let held = stand.batches.iter_mut().find(|b| b.0 == *id).unwrap();
@@ -143,7 +151,8 @@ fn journal(url: &str) -> Journal {
 /// when run as an ordinary test.
 #[test]
 fn child_batches_worker() {
-    let (Ok(url), Ok(base)) = (std::env::var("EXTRACT_BATCHES_DATABASE"), std::env::var("EXTRACT_BATCHES_BASE"))
+    let (Ok(url), Ok(base)) =
+        (std::env::var("EXTRACT_BATCHES_DATABASE"), std::env::var("EXTRACT_BATCHES_BASE"))
     else {
         return;
     };
@@ -168,7 +177,11 @@ fn spawn(url: &str, base: &str) -> Child {
 async fn reported(child: Child) -> String {
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(output.status.success(), "a worker failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "a worker failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     stdout.lines().find_map(|l| l.find("REPORT ").map(|i| l[i + 7..].to_string())).expect("a report")
 }
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use extract::{Bulk, Document, Error, Extractable, Extractor, Journal, Model, ModelFuture, Prompt, Reply, Retries};
+use extract::{
+    Bulk, Document, Error, Extractable, Extractor, Journal, Model, ModelFuture, Prompt, Reply, Retries,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,7 +42,9 @@ impl Model for Counted {
                 amounts.pop();
             }
             let items: Vec<_> = amounts.iter().map(|a| json!({"amount": a})).collect();
-            Ok(Reply::tool_call(json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()})))
+            Ok(Reply::tool_call(
+                json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()}),
+            ))
         })
     }
 }
@@ -75,7 +79,8 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
     // Nothing listens there.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let nowhere = format!("postgres://postgres:s3cret-nowhere@127.0.0.1:{closed}/faults");
-    let error = bulk(&model, Journal::postgres(&nowhere, "march")).run::<Invoice>(documents(4)).await.unwrap_err();
+    let error =
+        bulk(&model, Journal::postgres(&nowhere, "march")).run::<Invoice>(documents(4)).await.unwrap_err();
     let shown = error.to_string();
     assert!(matches!(error, Error::Io { .. }), "{error:?}");
     assert!(shown.contains("cannot connect") && shown.contains(&format!("127.0.0.1:{closed}")), "{shown}");
@@ -88,7 +93,10 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
     let error = bulk(&model, journal).run::<Invoice>(documents(4)).await.unwrap_err();
     let shown = error.to_string();
     assert!(shown.contains("password authentication failed"), "{shown}");
-    assert!(!shown.contains("not-the-password") && !format!("{error:?}").contains("not-the-password"), "{shown}");
+    assert!(
+        !shown.contains("not-the-password") && !format!("{error:?}").contains("not-the-password"),
+        "{shown}"
+    );
     let source = std::error::Error::source(&error).map(|s| format!("{s:?}")).unwrap_or_default();
     assert!(!source.contains("not-the-password"), "{source}");
 
@@ -117,8 +125,12 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
 
     // A schema newer than this build's is refused, and left as it was.
     server.sql("faults", "INSERT INTO extract_schema (version) VALUES (999)");
-    let error = bulk(&model, Journal::postgres(&url, "march")).run::<Invoice>(documents(4)).await.unwrap_err();
-    assert!(error.to_string().contains("schema is version 999, newer than this version of extract"), "{error}");
+    let error =
+        bulk(&model, Journal::postgres(&url, "march")).run::<Invoice>(documents(4)).await.unwrap_err();
+    assert!(
+        error.to_string().contains("schema is version 999, newer than this version of extract"),
+        "{error}"
+    );
     assert_eq!(server.count("faults", "SELECT count(*) FROM extract_schema WHERE version = 999"), 1);
 }
 
@@ -131,7 +143,10 @@ async fn workers_that_start_at_once_migrate_the_schema_once() {
     let runs = (0..4).map(|i| {
         let (model, url) = (model.clone(), url.clone());
         tokio::spawn(async move {
-            bulk(&model, Journal::postgres(url, format!("run-{i}"))).run::<Invoice>(documents(3)).await.map(|r| r.outcomes.len())
+            bulk(&model, Journal::postgres(url, format!("run-{i}")))
+                .run::<Invoice>(documents(3))
+                .await
+                .map(|r| r.outcomes.len())
         })
     });
     for run in runs {
@@ -163,7 +178,8 @@ async fn the_review_queue_the_summary_and_the_export_read_the_shared_run() {
     assert_eq!(summary.escalations.len(), 1);
     let mut lines = Vec::new();
     assert_eq!(journal.export_jsonl(&mut lines).unwrap(), 8);
-    let first: serde_json::Value = serde_json::from_slice(lines.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_slice(lines.split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert_eq!((first["id"].as_str(), first["reviewed"].as_bool()), (Some("inv-00"), Some(true)));
 
     // A worker that joins counts the review too, without a model call.
@@ -177,7 +193,8 @@ async fn the_review_queue_the_summary_and_the_export_read_the_shared_run() {
 async fn a_connection_lost_for_good_ends_the_worker_with_err_and_keeps_what_was_committed() {
     // Every trace of this process, of every test running now: no password of any server in it.
     let traces = Arc::new(std::sync::Mutex::new(String::new()));
-    tracing::subscriber::set_global_default(Capture(traces.clone())).expect("the binary's one global subscriber");
+    tracing::subscriber::set_global_default(Capture(traces.clone()))
+        .expect("the binary's one global subscriber");
     let server = PgServer::start();
     server.create_database("lost");
     let journal = Journal::postgres(server.url("lost"), "march").reconnect_within(Duration::from_secs(2));

@@ -90,7 +90,10 @@ pub fn model(params: &Value) -> Value {
     let correction = messages.len() > 1 || messages[0]["content"].as_array().is_some_and(|c| c.len() > 1);
     let text = params["messages"].to_string();
     let start = text.find("amounts ").expect("the document is in the request");
-    let words: Vec<&str> = text[start..].split(|c: char| c.is_whitespace() || c == '"' || c == '\\').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = text[start..]
+        .split(|c: char| c.is_whitespace() || c == '"' || c == '\\')
+        .filter(|w| !w.is_empty())
+        .collect();
     let total_at = words.iter().position(|w| *w == "total").unwrap();
     let mut amounts: Vec<f64> = words[1..total_at].iter().map(|w| w.parse().unwrap()).collect();
     if words.get(total_at + 2) == Some(&"wrong") && !correction {

@@ -7,12 +7,12 @@
 
 /// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
 pub mod invoices;
-/// The README's invoice types, exactly as its tour shows them.
-#[cfg(feature = "chrono")]
-pub mod readme_invoice;
 /// A real PostgreSQL server in a temporary directory, for the shared journal.
 #[cfg(feature = "postgres")]
 pub mod postgres;
+/// The README's invoice types, exactly as its tour shows them.
+#[cfg(feature = "chrono")]
+pub mod readme_invoice;
 /// The HTTP stand-in on 127.0.0.1: a scripted server on a real socket.
 pub mod server;
 /// A tracing subscriber that captures what the clients log.

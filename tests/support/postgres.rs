@@ -80,7 +80,16 @@ impl PgServer {
         let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", server.port, server.dir.display());
         server.run(
             "pg_ctl",
-            &["-D", &server.data(), "-l", &server.dir.join("log").display().to_string(), "-o", &options, "-w", "start"],
+            &[
+                "-D",
+                &server.data(),
+                "-l",
+                &server.dir.join("log").display().to_string(),
+                "-o",
+                &options,
+                "-w",
+                "start",
+            ],
         );
         server
     }
@@ -118,7 +127,19 @@ impl PgServer {
     pub fn sql(&self, db: &str, sql: &str) -> String {
         let output = self
             .command("psql")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", db, "-tAq", "-c", sql])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-tAq",
+                "-c",
+                sql,
+            ])
             .env("PGPASSWORD", &self.password)
             .current_dir(&self.dir)
             .output();
@@ -129,7 +150,19 @@ impl PgServer {
     pub fn count(&self, db: &str, sql: &str) -> usize {
         let output = self
             .command("psql")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", db, "-tAq", "-c", sql])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-tAq",
+                "-c",
+                sql,
+            ])
             .env("PGPASSWORD", &self.password)
             .current_dir(&self.dir)
             .output()
@@ -147,7 +180,16 @@ impl PgServer {
         let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", self.port, self.dir.display());
         self.run(
             "pg_ctl",
-            &["-D", &self.data(), "-l", &self.dir.join("log").display().to_string(), "-o", &options, "-w", "start"],
+            &[
+                "-D",
+                &self.data(),
+                "-l",
+                &self.dir.join("log").display().to_string(),
+                "-o",
+                &options,
+                "-w",
+                "start",
+            ],
         );
     }
 

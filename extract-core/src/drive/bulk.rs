@@ -86,7 +86,8 @@ impl<M: Model + 'static> Bulk<M> {
 
     /// The journal that makes the run durable and resumable: a path
     /// (`"runs/march.db"`) is an SQLite database, created if absent; the same
-    /// journal again resumes. Opened (and locked, one run at a time) when the
+    /// journal again resumes. A [`Journal::postgres`] run is shared by every
+    /// worker process that runs the same documents on it (feature `postgres`). Opened (and locked, one run at a time) when the
     /// run starts; `Err` here only for a path that can never be a journal (empty).
     pub fn journal(mut self, journal: impl Into<Journal>) -> Result<Bulk<M>, Error> {
         self.journal = Some(journal.into().checked()?);
@@ -205,6 +206,7 @@ impl<M: Model + 'static> Bulk<M> {
     {
         let db = journal.shared().expect("a shared journal").clone();
         let total = documents.len();
+        tracing::info!(target: "extract", worker = db.worker(), journal = db.shown(), documents = total, "joining a shared run");
         let mine: Arc<BTreeMap<String, (usize, String, Document)>> = Arc::new(
             documents
                 .into_iter()
@@ -260,12 +262,14 @@ impl<M: Model + 'static> Bulk<M> {
                     };
                     // What any worker recorded of it, read now: a worker that died may have begun it.
                     let contents = BTreeMap::from([(id.clone(), content.clone())]);
-                    let mut recorded = db.recorded(&contents, Some(&id)).await.inspect_err(|e| journal.fail(e))?;
+                    let mut recorded =
+                        db.recorded(&contents, Some(&id)).await.inspect_err(|e| journal.fail(e))?;
                     let replies = recorded.replies.remove(&id).unwrap_or_default();
                     let review = recorded.reviews.remove(&id);
                     let text = document.searchable_text().unwrap_or_default().to_string();
                     let result =
-                        one::<M, T>(&extractor, &id, document.clone(), replies, Some((&journal, content))).await?;
+                        one::<M, T>(&extractor, &id, document.clone(), replies, Some((&journal, content)))
+                            .await?;
                     if journal.lost(&id) {
                         continue;
                     }
@@ -296,7 +300,9 @@ impl<M: Model + 'static> Bulk<M> {
         while let Some(joined) = workers.join_next().await {
             let joined = joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")));
             match joined.and_then(|worker| worker) {
-                Ok(done) => finished.extend(done.into_iter().map(|(index, id, result)| (id, (index, result)))),
+                Ok(done) => {
+                    finished.extend(done.into_iter().map(|(index, id, result)| (id, (index, result))))
+                }
                 Err(error) => return Err(journal.failure().unwrap_or(error)),
             }
         }

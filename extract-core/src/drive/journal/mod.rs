@@ -149,7 +149,9 @@ impl Journal {
                 postgres::mask(&settings.url)
             ))),
             #[cfg(feature = "postgres")]
-            Kind::Postgres(settings) if settings.renew_every.is_zero() || settings.renew_every >= settings.lease => {
+            Kind::Postgres(settings)
+                if settings.renew_every.is_zero() || settings.renew_every >= settings.lease =>
+            {
                 Err(Error::config(format!(
                     "journal {}: leases are renewed every {:?}, which is not shorter than the lease ({:?}): \
                      a lease would run out before its renewal",
@@ -741,7 +743,8 @@ impl Store {
             Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.intent(created_at, &documents)).await,
             #[cfg(feature = "postgres")]
             Backend::Postgres(db) => {
-                let token = format!("{}/{created_at}/{}", db.worker(), digest(format!("{documents:?}").as_bytes()));
+                let token =
+                    format!("{}/{created_at}/{}", db.worker(), digest(format!("{documents:?}").as_bytes()));
                 db.intent(&token, created_at, &documents).await
             }
         };
@@ -871,6 +874,20 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_postgres_journal_needs_a_run_name_and_a_renewal_shorter_than_its_lease() {
+        use std::time::Duration;
+        let url = "postgres://extract:s3cret@db/x";
+        let error = Journal::postgres(url, "").checked().unwrap_err().to_string();
+        assert!(error.contains("the run's name is empty") && !error.contains("s3cret"), "{error}");
+        let slow = Journal::postgres(url, "march").leases(Duration::from_secs(5), Duration::from_secs(5));
+        let error = slow.checked().unwrap_err().to_string();
+        assert!(error.contains("not shorter than the lease") && !error.contains("s3cret"), "{error}");
+        assert!(Journal::postgres(url, "march").checked().is_ok());
+        assert_eq!(Journal::postgres(url, "march").path(), None);
     }
 
     #[test]

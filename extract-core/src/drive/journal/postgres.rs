@@ -238,7 +238,12 @@ impl Failure {
             Failure::Pool(other) => return other.to_string(),
         };
         match db.as_db_error() {
-            Some(e) => format!("{} ({}){}", e.message(), e.code().code(), e.hint().map(|h| format!("; {h}")).unwrap_or_default()),
+            Some(e) => format!(
+                "{} ({}){}",
+                e.message(),
+                e.code().code(),
+                e.hint().map(|h| format!("; {h}")).unwrap_or_default()
+            ),
             None => {
                 let mut text = db.to_string();
                 let mut source = std::error::Error::source(db);
@@ -259,7 +264,10 @@ impl Failure {
             Failure::Pool(_) => return std::io::ErrorKind::Other,
         };
         match db.code() {
-            Some(code) if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+            Some(code)
+                if *code == SqlState::INVALID_PASSWORD
+                    || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+            {
                 std::io::ErrorKind::PermissionDenied
             }
             Some(code) if *code == SqlState::INVALID_CATALOG_NAME => std::io::ErrorKind::NotFound,
@@ -301,7 +309,8 @@ fn worker_name() -> String {
         .filter(|h| !h.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "host".to_string());
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
     let random = super::digest(format!("{host}{}{nanos}", std::process::id()).as_bytes());
     format!("{host}/{}/{}", std::process::id(), &random[..8])
 }
@@ -315,21 +324,23 @@ impl Postgres {
     /// run's header: every failure here comes before any model call.
     pub async fn open(settings: &Settings, header: Option<&Header<'_>>) -> Result<Postgres, Error> {
         let shown = format!("{} run {}", mask(&settings.url), crate::quote_prefix(&settings.run));
-        let mut config: tokio_postgres::Config = settings.url.parse().map_err(|e: tokio_postgres::Error| {
-            Error::config(format!(
-                "journal {}: the URL is not a PostgreSQL connection string ({}); write it as \
+        let mut config: tokio_postgres::Config =
+            settings.url.parse().map_err(|e: tokio_postgres::Error| {
+                Error::config(format!(
+                    "journal {}: the URL is not a PostgreSQL connection string ({}); write it as \
                  postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-                mask(&settings.url),
-                mask(&e.to_string())
-            ))
-        })?;
+                    mask(&settings.url),
+                    mask(&e.to_string())
+                ))
+            })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
         if config.get_application_name().is_none() {
             config.application_name("extract");
         }
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(8)
             .runtime(Runtime::Tokio1)
@@ -340,7 +351,11 @@ impl Postgres {
         let postgres = Postgres { pool, settings: settings.clone(), shown, worker: worker_name() };
         // The first connection is not retried: an unreachable database or
         // wrong credentials are the caller's to fix, and said at once.
-        let client = postgres.pool.get().await.map_err(|e| postgres.error("cannot connect to it", Failure::Pool(e)))?;
+        let client = postgres
+            .pool
+            .get()
+            .await
+            .map_err(|e| postgres.error("cannot connect to it", Failure::Pool(e)))?;
         drop(client);
         postgres.migrate().await?;
         match header {
@@ -456,17 +471,20 @@ impl Postgres {
                         )
                         .await?;
                 }
-                let row = client.query_opt("SELECT tool, schema FROM extract_runs WHERE name = $1", &[run]).await?;
+                let row =
+                    client.query_opt("SELECT tool, schema FROM extract_runs WHERE name = $1", &[run]).await?;
                 Ok(row.map(|r| (r.get(0), r.get(1))))
             })
             .await?;
         match found {
             None => Err(self.no_run()),
-            Some((tool, schema)) if tool != header.tool || schema != header.schema => Err(Error::config(format!(
-                "journal {}: the run was started for the tool `{tool}` (schema {schema}), not for `{}` (schema {}); \
+            Some((tool, schema)) if tool != header.tool || schema != header.schema => {
+                Err(Error::config(format!(
+                    "journal {}: the run was started for the tool `{tool}` (schema {schema}), not for `{}` (schema {}); \
                  it was left as it was: give this run another name",
-                self.shown, header.tool, header.schema
-            ))),
+                    self.shown, header.tool, header.schema
+                )))
+            }
             Some(_) => Ok(()),
         }
     }
@@ -509,8 +527,11 @@ impl Postgres {
                 &[run, ids, positions, contents],
             )
             .await?;
-            t.execute("UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'", &[run])
-                .await?;
+            t.execute(
+                "UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'",
+                &[run],
+            )
+            .await?;
             t.commit().await?;
             Ok(())
         })
@@ -586,8 +607,9 @@ impl Postgres {
     pub async fn pending(&self) -> Result<BTreeSet<String>, Error> {
         let run = &self.settings.run;
         self.retrying("cannot read the run's documents", |client| async move {
-            let rows =
-                client.query("SELECT id FROM extract_documents WHERE run = $1 AND state = 'pending'", &[run]).await?;
+            let rows = client
+                .query("SELECT id FROM extract_documents WHERE run = $1 AND state = 'pending'", &[run])
+                .await?;
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
         .await
@@ -619,7 +641,11 @@ impl Postgres {
     /// A reply, and the outcome it ended the run with, in one transaction
     /// that also renews the document's lease; nothing is recorded when
     /// another worker holds the document now.
-    pub async fn reply(&self, record: &ReplyRecord, outcome: Option<&OutcomeRow>) -> Result<Recording, Error> {
+    pub async fn reply(
+        &self,
+        record: &ReplyRecord,
+        outcome: Option<&OutcomeRow>,
+    ) -> Result<Recording, Error> {
         let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
         self.retrying("cannot record a reply", |mut client| async move {
             let t = client.transaction().await?;
@@ -677,7 +703,13 @@ impl Postgres {
     }
 
     /// A transport failure of `document` (of a result of `batch`, if any).
-    pub async fn failed(&self, document: &str, content: &str, error: &str, batch: Option<&str>) -> Result<(), Error> {
+    pub async fn failed(
+        &self,
+        document: &str,
+        content: &str,
+        error: &str,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record a failure", |mut client| async move {
             let t = client.transaction().await?;
@@ -734,7 +766,12 @@ impl Postgres {
     /// The intent to create a batch of `documents` ([id, attempt, content]),
     /// committed before the create call, only while this worker coordinates
     /// the run; its number.
-    pub async fn intent(&self, token: &str, created_at: i64, documents: &[(String, u32, String)]) -> Result<i64, Error> {
+    pub async fn intent(
+        &self,
+        token: &str,
+        created_at: i64,
+        documents: &[(String, u32, String)],
+    ) -> Result<i64, Error> {
         let listed = serde_json::to_string(documents).unwrap_or_default();
         let (run, worker, listed) = (&self.settings.run, &self.worker, &listed);
         let requests = documents.len() as i64;
@@ -785,13 +822,21 @@ impl Postgres {
     /// The batch of `intent` was never created, or is to be forgotten.
     pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
         self.retrying("cannot record that a batch intent is abandoned", |client| async move {
-            client.execute("UPDATE extract_batches SET abandoned = true WHERE intent = $1", &[&intent]).await?;
+            client
+                .execute("UPDATE extract_batches SET abandoned = true WHERE intent = $1", &[&intent])
+                .await?;
             Ok(())
         })
         .await
     }
 
-    pub async fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
+    pub async fn resent(
+        &self,
+        document: &str,
+        batch: &str,
+        reason: &str,
+        counted: bool,
+    ) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record a resend", |client| async move {
             client
@@ -808,14 +853,25 @@ impl Postgres {
     pub async fn collected(&self, batch: &str) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record that a message batch was collected", |client| async move {
-            client.execute("UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2", &[run, &batch]).await?;
+            client
+                .execute(
+                    "UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2",
+                    &[run, &batch],
+                )
+                .await?;
             Ok(())
         })
         .await
     }
 
     /// A reviewer's fix (already validated), and the reviewed outcome.
-    pub async fn reviewed(&self, document: &str, content: &str, fix: &str, outcome: &OutcomeRow) -> Result<(), Error> {
+    pub async fn reviewed(
+        &self,
+        document: &str,
+        content: &str,
+        fix: &str,
+        outcome: &OutcomeRow,
+    ) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record a review", |mut client| async move {
             let t = client.transaction().await?;
@@ -825,8 +881,11 @@ impl Postgres {
             )
             .await?;
             write_outcome(&t, run, document, outcome).await?;
-            t.execute("UPDATE extract_outcomes SET reviewed = true WHERE run = $1 AND document = $2", &[run, &document])
-                .await?;
+            t.execute(
+                "UPDATE extract_outcomes SET reviewed = true WHERE run = $1 AND document = $2",
+                &[run, &document],
+            )
+            .await?;
             t.commit().await?;
             Ok(())
         })
@@ -849,7 +908,9 @@ impl Postgres {
                 Ok(row.get(0))
             })
             .await?;
-        Ok(Duration::from_secs_f64((ms.max(0.0) / 1000.0).min(crate::drive::run_pause::MAX_SHARED_PAUSE.as_secs_f64())))
+        Ok(Duration::from_secs_f64(
+            (ms.max(0.0) / 1000.0).min(crate::drive::run_pause::MAX_SHARED_PAUSE.as_secs_f64()),
+        ))
     }
 
     /// Pauses every worker of the run for `wait` from now (extending, never
@@ -873,33 +934,64 @@ impl Postgres {
     /// What was recorded of the documents whose content digests are
     /// `contents` (by id); all the run's documents when `only` is `None`,
     /// else the one named.
-    pub async fn recorded(&self, contents: &BTreeMap<String, String>, only: Option<&str>) -> Result<Recorded, Error> {
+    pub async fn recorded(
+        &self,
+        contents: &BTreeMap<String, String>,
+        only: Option<&str>,
+    ) -> Result<Recorded, Error> {
         let run = &self.settings.run;
         let (events, reviews, batches) = self
             .retrying("cannot read it", |client| async move {
                 let mut events = Vec::new();
                 let filter = "run = $1 AND ($2::text IS NULL OR document = $2)";
                 for row in client
-                    .query(&format!("SELECT at, document, content, batch, reply FROM extract_replies WHERE {filter}"), &[run, &only])
+                    .query(
+                        &format!(
+                            "SELECT at, document, content, batch, reply FROM extract_replies WHERE {filter}"
+                        ),
+                        &[run, &only],
+                    )
                     .await?
                 {
-                    let event = Event::Reply { document: row.get(1), content: row.get(2), batch: row.get(3), reply: row.get(4) };
+                    let event = Event::Reply {
+                        document: row.get(1),
+                        content: row.get(2),
+                        batch: row.get(3),
+                        reply: row.get(4),
+                    };
                     events.push((row.get::<_, i64>(0), event));
                 }
                 for row in client
-                    .query(&format!("SELECT at, document, content, batch FROM extract_failures WHERE {filter}"), &[run, &only])
+                    .query(
+                        &format!("SELECT at, document, content, batch FROM extract_failures WHERE {filter}"),
+                        &[run, &only],
+                    )
                     .await?
                 {
-                    events.push((row.get(0), Event::Failed { document: row.get(1), content: row.get(2), batch: row.get(3) }));
+                    events.push((
+                        row.get(0),
+                        Event::Failed { document: row.get(1), content: row.get(2), batch: row.get(3) },
+                    ));
                 }
                 for row in client
-                    .query(&format!("SELECT at, document, batch, counted FROM extract_resends WHERE {filter}"), &[run, &only])
+                    .query(
+                        &format!("SELECT at, document, batch, counted FROM extract_resends WHERE {filter}"),
+                        &[run, &only],
+                    )
                     .await?
                 {
-                    events.push((row.get(0), Event::Resent { document: row.get(1), batch: row.get(2), counted: row.get(3) }));
+                    events.push((
+                        row.get(0),
+                        Event::Resent { document: row.get(1), batch: row.get(2), counted: row.get(3) },
+                    ));
                 }
                 let reviews = client
-                    .query(&format!("SELECT document, content, fix FROM extract_reviews WHERE {filter} ORDER BY at"), &[run, &only])
+                    .query(
+                        &format!(
+                            "SELECT document, content, fix FROM extract_reviews WHERE {filter} ORDER BY at"
+                        ),
+                        &[run, &only],
+                    )
                     .await?
                     .iter()
                     .map(|r| (r.get(0), r.get(1), r.get(2)))
@@ -912,13 +1004,20 @@ impl Postgres {
                     )
                     .await?
                     .iter()
-                    .map(|r| OpenBatch { intent: r.get(0), created_at: r.get(1), requests: r.get(2), documents: r.get(3), id: r.get(4) })
+                    .map(|r| OpenBatch {
+                        intent: r.get(0),
+                        created_at: r.get(1),
+                        requests: r.get(2),
+                        documents: r.get(3),
+                        id: r.get(4),
+                    })
                     .collect();
                 Ok((events, reviews, batches))
             })
             .await?;
-        Recorded::from_events(events, reviews, batches, contents)
-            .map_err(|e| Error::config(format!("journal {}: a recorded reply does not read back: {e}", self.shown)))
+        Recorded::from_events(events, reviews, batches, contents).map_err(|e| {
+            Error::config(format!("journal {}: a recorded reply does not read back: {e}", self.shown))
+        })
     }
 
     /// Every document of the run, in id order, with its outcome for its
@@ -1005,8 +1104,14 @@ mod tests {
     fn passwords_are_masked_in_urls_and_settings() {
         assert_eq!(mask("postgres://extract:s3cret@db:5432/x"), "postgres://extract:***@db:5432/x");
         assert_eq!(mask("postgres://extract@db/x"), "postgres://extract@db/x");
-        assert_eq!(mask("postgresql://u:p%40ss@db/x?sslmode=disable"), "postgresql://u:***@db/x?sslmode=disable");
-        assert_eq!(mask("postgres://db/x?user=u&password=s3cret&x=1"), "postgres://db/x?user=u&password=***&x=1");
+        assert_eq!(
+            mask("postgresql://u:p%40ss@db/x?sslmode=disable"),
+            "postgresql://u:***@db/x?sslmode=disable"
+        );
+        assert_eq!(
+            mask("postgres://db/x?user=u&password=s3cret&x=1"),
+            "postgres://db/x?user=u&password=***&x=1"
+        );
         assert_eq!(mask("host=db user=u password='a b' dbname=x"), "host=db user=u password=*** dbname=x");
         assert_eq!(mask("host=db password=s3cret"), "host=db password=***");
     }

@@ -627,7 +627,6 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
             batches.push(row?);
         }
     }
-    Recorded::from_events(events, reviews, batches, contents).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-    })
+    Recorded::from_events(events, reviews, batches, contents)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
 }
