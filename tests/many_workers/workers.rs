@@ -173,6 +173,12 @@ async fn three_workers_share_a_run_and_a_killed_one_loses_nothing_nor_pays_twice
         shared_calls <= whole_calls + 4,
         "{shared_calls} calls, more than the uninterrupted run's {whole_calls} and the killed worker's in flight"
     );
+    // The calls whose replies were never journalled: the killed worker's in flight.
+    let unjournalled = shared_calls - server.count("kill", replies);
+    assert!(
+        unjournalled <= 4,
+        "{unjournalled} answers were not journalled, more than the killed worker had in flight"
+    );
     let journalled: BTreeSet<String> = server
         .sql("kill", "SELECT document || ':' || attempt FROM extract_replies WHERE run = 'shared'")
         .lines()
