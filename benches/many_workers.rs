@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use extract::anthropic::Client;
 use extract::{Bulk, Document, Extractor, Journal, Retries};
 
+// The bench uses part of the tests' stand-in.
+#[allow(dead_code)]
 #[path = "../tests/many_workers/stand_in.rs"]
 mod stand_in;
 #[path = "../tests/support/mod.rs"]
@@ -30,7 +32,7 @@ const LATENCY: Duration = Duration::from_millis(50);
 fn documents() -> Vec<Document> {
     (0..DOCUMENTS)
         .map(|i| {
-            let wrong = if i % 3 == 0 { " wrong" } else { "" };
+            let wrong = if i.is_multiple_of(3) { " wrong" } else { "" };
             Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:04}"))
         })
         .collect()

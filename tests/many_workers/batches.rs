@@ -124,9 +124,9 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
 
 /// Twelve invoices; every third needs a correction (a second round).
 fn documents() -> Vec<Document> {
-    (0..12)
+    (0..12usize)
         .map(|i| {
-            let wrong = if i % 3 == 0 { " wrong" } else { "" };
+            let wrong = if i.is_multiple_of(3) { " wrong" } else { "" };
             Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
         })
         .collect()

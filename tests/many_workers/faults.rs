@@ -52,7 +52,7 @@ impl Model for Counted {
 fn documents(count: usize) -> Vec<Document> {
     (0..count)
         .map(|i| {
-            let stuck = if i % 4 == 0 { " stuck" } else { "" };
+            let stuck = if i.is_multiple_of(4) { " stuck" } else { "" };
             Document::text(format!("amounts {i} 1 2 total {}{stuck}", i + 3)).with_id(format!("inv-{i:02}"))
         })
         .collect()

@@ -17,7 +17,7 @@ use crate::support::postgres::PgServer;
 fn documents(count: usize) -> Vec<Document> {
     (0..count)
         .map(|i| {
-            let wrong = if i % 3 == 0 { " wrong" } else { "" };
+            let wrong = if i.is_multiple_of(3) { " wrong" } else { "" };
             Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:03}"))
         })
         .collect()

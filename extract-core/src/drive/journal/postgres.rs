@@ -170,8 +170,8 @@ pub(crate) fn mask(url: &str) -> String {
     while let Some(i) = rest.find("password=") {
         out.push_str(&rest[..i + "password=".len()]);
         rest = &rest[i + "password=".len()..];
-        let end = if rest.starts_with('\'') {
-            rest[1..].find('\'').map_or(rest.len(), |j| j + 2)
+        let end = if let Some(quoted) = rest.strip_prefix('\'') {
+            quoted.find('\'').map_or(rest.len(), |j| j + 2)
         } else {
             rest.find(['&', ' ']).unwrap_or(rest.len())
         };
