@@ -21,7 +21,6 @@ mod stored;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-#[cfg(feature = "postgres")]
 use std::time::Duration;
 
 use serde_json::{Value, json};

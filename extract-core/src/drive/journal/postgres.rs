@@ -732,6 +732,8 @@ impl Postgres {
 
     /// Takes (or keeps) the coordination of the run's message batches;
     /// `false` while another live worker holds it.
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn coordinate(&self) -> Result<bool, Error> {
         let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
         self.retrying("cannot take the coordination of the run's batches", |client| async move {
@@ -748,6 +750,8 @@ impl Postgres {
     }
 
     /// Lets go of the coordination of the run's batches.
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn stop_coordinating(&self) -> Result<(), Error> {
         let (run, worker) = (&self.settings.run, &self.worker);
         self.retrying("cannot let go of the coordination of the run's batches", |client| async move {
@@ -766,6 +770,8 @@ impl Postgres {
     /// The intent to create a batch of `documents` ([id, attempt, content]),
     /// committed before the create call, only while this worker coordinates
     /// the run; its number.
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn intent(
         &self,
         token: &str,
@@ -811,6 +817,8 @@ impl Postgres {
     }
 
     /// The API's id of the batch of `intent`.
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         self.retrying("cannot record a message batch's id", |client| async move {
             client.execute("UPDATE extract_batches SET id = $2 WHERE intent = $1", &[&intent, &id]).await?;
@@ -820,6 +828,8 @@ impl Postgres {
     }
 
     /// The batch of `intent` was never created, or is to be forgotten.
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
         self.retrying("cannot record that a batch intent is abandoned", |client| async move {
             client
@@ -830,6 +840,8 @@ impl Postgres {
         .await
     }
 
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn resent(
         &self,
         document: &str,
@@ -850,6 +862,8 @@ impl Postgres {
         .await
     }
 
+    // Message batches are the Claude backend's.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn collected(&self, batch: &str) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record that a message batch was collected", |client| async move {
