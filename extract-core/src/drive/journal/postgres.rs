@@ -956,60 +956,44 @@ impl Postgres {
         let run = &self.settings.run;
         let (events, reviews, batches) = self
             .retrying("cannot read it", |client| async move {
+                // One round trip for a document's events and reviews, in the order they happened.
+                let rows = client
+                    .query(
+                        "SELECT 'reply', at, document, content, batch, reply, false FROM extract_replies
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'failed', at, document, content, batch, NULL, false FROM extract_failures
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'resent', at, document, NULL, batch, NULL, counted FROM extract_resends
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'review', at, document, content, NULL, fix, false FROM extract_reviews
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         ORDER BY 2",
+                        &[run, &only],
+                    )
+                    .await?;
                 let mut events = Vec::new();
-                let filter = "run = $1 AND ($2::text IS NULL OR document = $2)";
-                for row in client
-                    .query(
-                        &format!(
-                            "SELECT at, document, content, batch, reply FROM extract_replies WHERE {filter}"
-                        ),
-                        &[run, &only],
-                    )
-                    .await?
-                {
-                    let event = Event::Reply {
-                        document: row.get(1),
-                        content: row.get(2),
-                        batch: row.get(3),
-                        reply: row.get(4),
-                    };
-                    events.push((row.get::<_, i64>(0), event));
+                let mut reviews = Vec::new();
+                for row in rows {
+                    let (kind, at, document): (&str, i64, String) = (row.get(0), row.get(1), row.get(2));
+                    match kind {
+                        "reply" => events.push((
+                            at,
+                            Event::Reply { document, content: row.get(3), batch: row.get(4), reply: row.get(5) },
+                        )),
+                        "failed" => {
+                            events.push((at, Event::Failed { document, content: row.get(3), batch: row.get(4) }))
+                        }
+                        "resent" => events.push((
+                            at,
+                            Event::Resent { document, batch: row.get(4), counted: row.get(6) },
+                        )),
+                        _ => reviews.push((document, row.get(3), row.get(5))),
+                    }
                 }
-                for row in client
-                    .query(
-                        &format!("SELECT at, document, content, batch FROM extract_failures WHERE {filter}"),
-                        &[run, &only],
-                    )
-                    .await?
-                {
-                    events.push((
-                        row.get(0),
-                        Event::Failed { document: row.get(1), content: row.get(2), batch: row.get(3) },
-                    ));
+                if only.is_some() {
+                    // One document's records, for a worker that claimed it: batches are the coordinator's.
+                    return Ok((events, reviews, Vec::new()));
                 }
-                for row in client
-                    .query(
-                        &format!("SELECT at, document, batch, counted FROM extract_resends WHERE {filter}"),
-                        &[run, &only],
-                    )
-                    .await?
-                {
-                    events.push((
-                        row.get(0),
-                        Event::Resent { document: row.get(1), batch: row.get(2), counted: row.get(3) },
-                    ));
-                }
-                let reviews = client
-                    .query(
-                        &format!(
-                            "SELECT document, content, fix FROM extract_reviews WHERE {filter} ORDER BY at"
-                        ),
-                        &[run, &only],
-                    )
-                    .await?
-                    .iter()
-                    .map(|r| (r.get(0), r.get(1), r.get(2)))
-                    .collect();
                 let batches = client
                     .query(
                         "SELECT intent, created_at, requests, documents, id FROM extract_batches
