@@ -1,7 +1,8 @@
 //! Throughput of one run shared by 1, 2 and 4 worker processes on a
 //! PostgreSQL journal, each with concurrency 8, against a stand-in of the
-//! Messages API on 127.0.0.1 answering after 50 ms; with the machine's CPU
-//! use over each run, to say what saturates. A real PostgreSQL server is
+//! Messages API on 127.0.0.1 answering after 50 ms; with the CPU time the
+//! workers, the stand-in and PostgreSQL used over each run, to say what
+//! saturates. A real PostgreSQL server is
 //! started in a temporary directory as the tests do (`apt-get install -y
 //! postgresql` first), with its default durability (every commit synced).
 //!
@@ -55,20 +56,28 @@ fn worker(url: &str, run: &str, model: &str) {
     });
 }
 
-/// The machine's CPU time so far (busy, all), in clock ticks, from /proc/stat.
-fn cpu() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let fields: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    let all: u64 = fields.iter().sum();
-    let idle = fields.get(3).copied().unwrap_or(0) + fields.get(4).copied().unwrap_or(0);
-    (all - idle, all)
+/// CPU seconds a process has used (`own`) and its waited-for children have
+/// (`children`), from /proc/<pid>/stat.
+fn cpu_seconds(pid: &str) -> (f64, f64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<f64> = after_name.split_whitespace().map(|f| f.parse().unwrap_or(0.0)).collect();
+    let tick = 100.0; // USER_HZ on Linux
+    let field = |i: usize| fields.get(i).copied().unwrap_or(0.0) / tick;
+    (field(11) + field(12), field(13) + field(14))
+}
+
+/// CPU seconds so far of: the worker processes (this process's waited-for
+/// children), the stand-in (this process), PostgreSQL (the postmaster and
+/// its exited backends; backends of live connections count once they exit,
+/// which is when the workers do).
+fn cpu(server: &PgServer) -> [f64; 3] {
+    let (own, children) = cpu_seconds("self");
+    let postgres = server.server_pid().map_or(0.0, |pid| {
+        let (own, children) = cpu_seconds(&pid.to_string());
+        own + children
+    });
+    [children, own, postgres]
 }
 
 fn main() {
@@ -93,12 +102,14 @@ fn main() {
         LATENCY.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("| workers | seconds | documents/s | calls/s | bound (calls/s) | CPU busy |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| workers | seconds | documents/s | calls/s | bound (calls/s) | CPU s: workers | stand-in | PostgreSQL | of the cores' |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for workers in [1, 2, 4] {
         let run = format!("bench-{workers}");
         let calls_before = stand_in.count();
-        let (busy_before, all_before) = cpu();
+        let before = cpu(&server);
         let started = Instant::now();
         let children: Vec<_> = (0..workers)
             .map(|_| {
@@ -115,16 +126,20 @@ fn main() {
             assert!(child.wait().unwrap().success(), "a worker failed");
         }
         let seconds = started.elapsed().as_secs_f64();
-        let (busy_after, all_after) = cpu();
+        let after = cpu(&server);
+        let used: Vec<f64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let calls = stand_in.count() - calls_before;
         // The latency bound: every worker's requests in flight all the time.
         let bound = (workers * CONCURRENCY) as f64 / LATENCY.as_secs_f64();
-        let busy = (busy_after - busy_before) as f64 / (all_after - all_before).max(1) as f64;
         println!(
-            "| {workers} | {seconds:.2} | {:.0} | {:.0} | {bound:.0} | {:.0} % |",
+            "| {workers} | {seconds:.2} | {:.0} | {:.0} | {bound:.0} | {:.1} | {:.1} | {:.1} | {:.0} % |",
             DOCUMENTS as f64 / seconds,
             calls as f64 / seconds,
-            busy * 100.0
+            used[0],
+            used[1],
+            used[2],
+            used.iter().sum::<f64>() / (seconds * cores) * 100.0
         );
     }
 }

@@ -193,6 +193,12 @@ impl PgServer {
         );
     }
 
+    /// The postmaster's process id (its backends are its children).
+    pub fn server_pid(&self) -> Option<u32> {
+        let pid = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).ok()?;
+        pid.lines().next()?.trim().parse().ok()
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
