@@ -19,6 +19,8 @@
 //! reading the printed one unless told not to. The checks catch the first;
 //! the others are accepted, and only the evaluation sees them.
 
+#[path = "common/calendar.rs"]
+mod calendar;
 #[path = "common/live.rs"]
 mod live;
 
@@ -248,20 +250,6 @@ fn read(text: &str, careful: bool, told_about_dates: bool) -> Value {
 /// A date the corpus prints, as YYYY-MM-DD: "2026-03-01", "1 March 2026",
 /// "03/01/2026 (MM/DD/YYYY)", "01.03.2026".
 fn iso_date(printed: &str) -> Option<String> {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
     let printed = printed.trim();
     if printed.len() == 10 && printed.as_bytes()[4] == b'-' {
         return Some(printed.to_string());
@@ -277,24 +265,15 @@ fn iso_date(printed: &str) -> Option<String> {
     } else {
         let mut parts = printed.split_whitespace();
         let (d, m, y) = (parts.next()?, parts.next()?, parts.next()?);
-        let month = MONTHS.iter().position(|name| *name == m)? as u32 + 1;
+        let month = calendar::MONTHS.iter().position(|name| *name == m)? as u32 + 1;
         (y.parse().ok()?, month, d.parse().ok()?)
     };
     Some(format!("{year:04}-{month:02}-{day:02}"))
 }
 
-/// `iso` plus `days`, in a year without 29 February (the corpus's 2026).
+/// `iso` plus `days`, inside the corpus's 2026.
 fn add_days(iso: &str, days: u32) -> String {
-    const LENGTHS: [u32; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    let (year, month, day) =
-        (&iso[..4], iso[5..7].parse::<usize>().unwrap_or(1), iso[8..10].parse::<u32>().unwrap_or(1));
-    let (mut month, mut day) = (month, day + days);
-    while month <= 12 && day > LENGTHS[month - 1] {
-        day -= LENGTHS[month - 1];
-        month += 1;
-    }
-    if month > 12 {
-        return format!("{}-12-31", year);
-    }
-    format!("{year}-{month:02}-{day:02}")
+    let (month, day) = (iso[5..7].parse().unwrap_or(1), iso[8..10].parse().unwrap_or(1));
+    let (month, day) = calendar::add_days((month, day), days);
+    format!("{}-{month:02}-{day:02}", &iso[..4])
 }

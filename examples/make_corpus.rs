@@ -18,10 +18,15 @@
 //! itself; a printed due date that conflicts with the payment terms; and a
 //! clean invoice with every optional field.
 
+#[path = "common/calendar.rs"]
+mod calendar;
+
 use std::path::{Path, PathBuf};
 
 use pdf_writer::{Content, Name, Pdf, Rect, Ref, Str};
 use serde_json::{Value, json};
+
+use calendar::{MONTHS, date_of};
 
 /// What a case does to an extraction.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,21 +80,6 @@ const ITEMS: [&str; 12] = [
     "On-site workshop (1 day)",
 ];
 
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
 /// A small deterministic generator (SplitMix64), so the corpus never changes
 /// unless this program does.
 struct Dice(u64);
@@ -102,19 +92,6 @@ impl Dice {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         (z ^ (z >> 31)) % n
     }
-}
-
-/// Days since 2026-01-01 to (month 1-12, day 1-31) in 2026, a year without 29 February.
-fn date_of(day_of_year: u64) -> (u32, u32) {
-    const LENGTHS: [u64; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    let mut left = day_of_year % 365;
-    for (month, length) in LENGTHS.iter().enumerate() {
-        if left < *length {
-            return (month as u32 + 1, left as u32 + 1);
-        }
-        left -= length;
-    }
-    (12, 31)
 }
 
 fn iso((month, day): (u32, u32)) -> String {
@@ -169,8 +146,8 @@ fn invoice(index: usize) -> Invoice {
 
     let has_number = kind != Kind::NoInvoiceNumber;
     let has_order = matches!(kind, Kind::Complete | Kind::ConflictingTerms | Kind::OtherDateFormats)
-        || index % 3 == 0 && kind != Kind::NoPurchaseOrder;
-    let has_due = kind != Kind::Clean || index % 2 == 0;
+        || index.is_multiple_of(3) && kind != Kind::NoPurchaseOrder;
+    let has_due = kind != Kind::Clean || index.is_multiple_of(2);
 
     let mut text = format!(
         "{vendor}\n{} Market Street, Suite {}\n\nINVOICE\n",

@@ -77,8 +77,10 @@ for _ in $(seq 1 120); do
 done
 
 # 4. The evaluation in each mode. No key leaves this machine: every base URL is 127.0.0.1.
-cargo build -q --release --example eval --features openai
-EVAL="target/release/examples/eval"
+# A copy of the binary, so that another build of the example cannot swap it mid-run.
+cargo build -q --example eval --features openai
+cp target/debug/examples/eval "$CACHE/eval"
+EVAL="$CACHE/eval"
 echo "== OpenAI backend, forced tool" | tee "$CACHE/runs/openai-tool.txt"
 env -u OPENAI_API_KEY OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_MODEL=smollm2 \
   "$EVAL" --backend openai --limit "$LIMIT" | tee -a "$CACHE/runs/openai-tool.txt"

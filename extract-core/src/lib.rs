@@ -27,7 +27,12 @@ pub mod anthropic;
 pub mod openai;
 
 pub use drive::testing;
-pub use drive::{Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress};
+pub use drive::{
+    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review,
+    ReviewDecision,
+};
+#[cfg(feature = "desk")]
+pub use inspect::desk;
 pub use inspect::{Report, eval};
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
@@ -48,9 +53,9 @@ pub use vocabulary::{
 #[doc(hidden)]
 pub mod __private_v1 {
     pub use crate::__derived_items as derived_items;
-    pub use crate::schema::{CheckMeta, FieldInfo, Shape, TypeInfo};
+    pub use crate::schema::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
     pub use crate::validate::check::*;
-    pub use crate::validate::{Extractable, require_extractable};
+    pub use crate::validate::{Extractable, ObjectRoot, generic_info, require_extractable, require_nested};
     pub use crate::vocabulary::Segment;
     pub use crate::{
         __probe_leaf as probe_leaf, __probe_leaf_each as probe_leaf_each, __probe_show as probe_show,

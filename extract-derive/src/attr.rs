@@ -29,11 +29,26 @@ pub struct FieldExtract {
     pub recoverable: Option<Spanned<bool>>,
 }
 
-/// What `#[serde(...)]` on a struct says, as far as the model's view goes.
+/// What `#[serde(...)]` on a struct or enum says, as far as the model's view goes.
 #[derive(Default)]
 pub struct ContainerSerde {
     pub rename_all: Option<RenameRule>,
     pub default: bool,
+    /// An enum's `tag = "..."` (internally or, with `content`, adjacently tagged).
+    pub tag: Option<Spanned<String>>,
+    /// An enum's `content = "..."`.
+    pub content: Option<Spanned<String>>,
+    /// An enum's `rename_all_fields`: the rule for its struct variants' fields.
+    pub rename_all_fields: Option<RenameRule>,
+}
+
+/// What `#[serde(...)]` on an enum's variant says.
+#[derive(Default)]
+pub struct VariantSerde {
+    pub rename: Option<String>,
+    /// The rule for this struct variant's fields.
+    pub rename_all: Option<RenameRule>,
+    pub skip: bool,
 }
 
 /// What `#[serde(...)]` on a field says, as far as the model's view goes.
@@ -277,27 +292,47 @@ fn symmetric_string(
     }
 }
 
-/// Parses every `#[serde(...)]` on a struct.
-pub fn container_serde(attrs: &[Attribute], errors: &mut Errors) -> ContainerSerde {
+/// A `rename_all`-style rule.
+fn rename_rule(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<RenameRule>> {
+    let Some(rule) = symmetric_string(meta, key, errors)? else { return Ok(None) };
+    let parsed = RenameRule::parse(&rule.value());
+    if parsed.is_none() {
+        errors.spanned(
+            &rule,
+            format!(
+                "unknown `{key}` rule \"{}\"; expected one of {}",
+                rule.value(),
+                RenameRule::NAMES.join(", ")
+            ),
+        );
+    }
+    Ok(parsed)
+}
+
+/// Parses every `#[serde(...)]` on a struct or (`is_enum`) an enum.
+pub fn container_serde(attrs: &[Attribute], is_enum: bool, errors: &mut Errors) -> ContainerSerde {
     let mut out = ContainerSerde::default();
     each_meta(attrs, "serde", errors, |meta, errors| {
         let key = key_name(meta);
         match key.as_str() {
-            "rename_all" => {
-                if let Some(rule) = symmetric_string(meta, "rename_all", errors)? {
-                    match RenameRule::parse(&rule.value()) {
-                        Some(r) => out.rename_all = Some(r),
-                        None => errors.spanned(
-                            &rule,
-                            format!(
-                                "unknown `rename_all` rule \"{}\"; expected one of {}",
-                                rule.value(),
-                                RenameRule::NAMES.join(", ")
-                            ),
-                        ),
-                    }
+            "rename_all" => out.rename_all = rename_rule(meta, "rename_all", errors)?,
+            "rename_all_fields" if is_enum => {
+                out.rename_all_fields = rename_rule(meta, "rename_all_fields", errors)?
+            }
+            "tag" | "content" if is_enum => {
+                if let Some(s) = parse_string(meta, &key, errors)? {
+                    let value = Some(Spanned { value: s.value(), span: s.span() });
+                    if key == "tag" { out.tag = value } else { out.content = value }
                 }
             }
+            "untagged" if is_enum => errors.spanned(
+                &meta.path,
+                "#[derive(Extractable)]: serde's `untagged` is not supported: without a tag, an output that fits no variant cannot be told which variant it meant, so its feedback would be vague; tag the enum (`#[serde(tag = \"kind\")]`, or leave serde's default external tag)",
+            ),
             "default" => {
                 out.default = true;
                 skip_value(meta)?;
@@ -316,6 +351,41 @@ fn other_serde_key(meta: &ParseNestedMeta<'_>, key: &str, errors: &mut Errors) -
         errors.spanned(&meta.path, format!("#[derive(Extractable)]: serde's {why}"));
     }
     skip_value(meta)
+}
+
+/// Parses every `#[serde(...)]` on an enum's variant.
+pub fn variant_serde(attrs: &[Attribute], errors: &mut Errors) -> VariantSerde {
+    let mut out = VariantSerde::default();
+    each_meta(attrs, "serde", errors, |meta, errors| {
+        let key = key_name(meta);
+        match key.as_str() {
+            "rename" => {
+                if let Some(name) = symmetric_string(meta, "rename", errors)? {
+                    out.rename = Some(name.value());
+                }
+            }
+            "rename_all" => out.rename_all = rename_rule(meta, "rename_all", errors)?,
+            "skip" | "skip_deserializing" => out.skip = true,
+            "other" => errors.spanned(
+                &meta.path,
+                "#[derive(Extractable)]: serde's `other` is not supported: the tool schema would list this variant's tag while any unknown tag is accepted as it; name the open category as a variant of its own (an `Other` variant with a detail field)",
+            ),
+            "untagged" => errors.spanned(
+                &meta.path,
+                "#[derive(Extractable)]: serde's `untagged` is not supported on a variant: an output that fits no variant could not be told which variant it meant",
+            ),
+            "with" | "deserialize_with" | "serialize_with" => {
+                errors.spanned(
+                    &meta.path,
+                    format!("#[derive(Extractable)]: serde's `{key}` is not supported on a variant: the schema would describe the variant, not what is deserialized"),
+                );
+                skip_value(meta)?;
+            }
+            _ => other_serde_key(meta, &key, errors)?,
+        }
+        Ok(())
+    });
+    out
 }
 
 /// Parses every `#[serde(...)]` on a field.

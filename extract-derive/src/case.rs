@@ -61,6 +61,38 @@ impl RenameRule {
     }
 }
 
+impl RenameRule {
+    /// Applies the rule to a Rust variant name (PascalCase), as serde does.
+    pub fn apply_to_variant(self, variant: &str) -> String {
+        let snake = || {
+            let mut out = String::new();
+            for (i, c) in variant.char_indices() {
+                if i > 0 && c.is_uppercase() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            out
+        };
+        match self {
+            RenameRule::Pascal => variant.to_string(),
+            RenameRule::Lower => variant.to_ascii_lowercase(),
+            RenameRule::Upper => variant.to_ascii_uppercase(),
+            RenameRule::Camel => {
+                let mut chars = variant.chars();
+                match chars.next() {
+                    Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => String::new(),
+                }
+            }
+            RenameRule::Snake => snake(),
+            RenameRule::ScreamingSnake => snake().to_ascii_uppercase(),
+            RenameRule::Kebab => snake().replace('_', "-"),
+            RenameRule::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
 fn pascal(field: &str) -> String {
     let mut out = String::new();
     let mut capitalize = true;
@@ -124,6 +156,23 @@ mod tests {
         assert_eq!(RenameRule::Pascal.apply_to_field("stated_total"), "StatedTotal");
         assert_eq!(RenameRule::ScreamingKebab.apply_to_field("stated_total"), "STATED-TOTAL");
         assert_eq!(RenameRule::Kebab.apply_to_field("stated_total"), "stated-total");
+    }
+
+    #[test]
+    fn variant_rename_rules_match_serde() {
+        let cases = [
+            (RenameRule::Snake, "bank_transfer"),
+            (RenameRule::Camel, "bankTransfer"),
+            (RenameRule::Pascal, "BankTransfer"),
+            (RenameRule::Lower, "banktransfer"),
+            (RenameRule::Upper, "BANKTRANSFER"),
+            (RenameRule::ScreamingSnake, "BANK_TRANSFER"),
+            (RenameRule::Kebab, "bank-transfer"),
+            (RenameRule::ScreamingKebab, "BANK-TRANSFER"),
+        ];
+        for (rule, expected) in cases {
+            assert_eq!(rule.apply_to_variant("BankTransfer"), expected, "{rule:?}");
+        }
     }
 
     #[test]

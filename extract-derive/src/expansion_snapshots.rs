@@ -1,4 +1,4 @@
-//! What the derive writes, shown whole for three representative types, so a
+//! What the derive writes, shown whole for representative types, so a
 //! reviewer sees the expansion without `cargo expand` and any change to it
 //! shows in review (`cargo insta review` after an intended change).
 
@@ -57,6 +57,43 @@ fn maps_options_and_aliases() {
             aliased: Entries,
             #[serde(default)]
             notes: Option<String>,
+        }
+    }));
+}
+
+#[test]
+fn an_enum_with_checks_in_a_variant() {
+    insta::assert_snapshot!(expanded(quote! {
+        /// How it was paid.
+        #[serde(tag = "t", content = "c", rename_all = "snake_case")]
+        enum Payment {
+            #[check(len(last4) == 4)]
+            Card {
+                #[extract(recoverable = false)]
+                last4: String,
+                lines: Vec<Line>,
+            },
+            BankTransfer(Iban, f64),
+            Cash,
+        }
+    }));
+}
+
+#[test]
+fn a_newtype_with_a_with_check() {
+    insta::assert_snapshot!(expanded(quote! {
+        #[check(with = iban_is_valid)]
+        struct Iban(String);
+    }));
+}
+
+#[test]
+fn a_generic_struct() {
+    insta::assert_snapshot!(expanded(quote! {
+        #[check(count(items) >= 1)]
+        struct Page<T> {
+            items: Vec<T>,
+            page: u32,
         }
     }));
 }

@@ -23,11 +23,17 @@ mod validate;
 
 use proc_macro::TokenStream;
 
-/// Derives `extract::Extractable` for a struct with named fields.
+/// Derives `extract::Extractable` for a struct with named fields, an enum
+/// (externally, internally or adjacently tagged), a newtype or tuple
+/// struct, or a generic struct.
 ///
 /// See the `extract` crate for the attributes: `#[extract(name = "...",
-/// description = "...")]` on the struct, `#[extract(recoverable = false)]` on
-/// a field, and `#[check(...)]` rules on the struct.
+/// description = "...")]` on the type, `#[extract(recoverable = false)]` on
+/// a field (a struct variant's too), and `#[check(...)]` rules on a struct
+/// or struct variant (`#[check(with = function)]` on a newtype or tuple
+/// struct). Only a type whose JSON is always an object (a struct, an
+/// internally or adjacently tagged enum) can be the top-level type of an
+/// extraction.
 #[proc_macro_derive(Extractable, attributes(extract, check))]
 pub fn derive_extractable(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -8,9 +8,12 @@
 mod check_language;
 mod corner_cases;
 mod dates_decimals_quotes;
+mod enums;
 mod field_reads;
+mod generics;
 mod metaschema;
 mod nested_containers;
+mod newtypes;
 mod seed_checks;
 mod tool_snapshots;
 mod type_aliases;

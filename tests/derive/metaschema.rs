@@ -118,8 +118,42 @@ struct Category {
     attributes: BTreeMap<String, f64>,
 }
 
+/// Enums of each representation inside a struct, and an internally tagged
+/// enum as the top-level type.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Party {
+    #[check(len(name) > 0)]
+    Person {
+        name: String,
+    },
+    Company {
+        name: String,
+        payment: Payment,
+        route: Route,
+    },
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+enum Payment {
+    Card { last4: String },
+    Transfer(String, f64),
+    Cash,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[allow(dead_code)]
+#[serde(tag = "t", content = "c")]
+enum Route {
+    Parcel(Parcel),
+    Pickup,
+}
+
 fn tools() -> Vec<Tool> {
     vec![
+        Party::tool(),
         Invoice::tool(),
         LineItem::tool(),
         Shipment::tool(),
@@ -174,7 +208,7 @@ fn every_strict_input_schema_is_valid_2020_12() {
             }
         }
     }
-    assert_eq!(strict, 5);
+    assert_eq!(strict, 6);
 }
 
 #[test]

@@ -132,3 +132,54 @@ fn integers_promote_to_the_float_they_meet() {
         "check failed: quantity * unit_price == amount: quantity = 3, unit_price = 2.50, amount = 8.00"
     );
 }
+
+/// The seeds' open category: an enum of the expected values with an
+/// `Other`, a free-text detail beside it, and a check that demands the
+/// detail exactly when the category is `Other` (`examples/open_category.rs`).
+mod open_category {
+    use extract::Extractable;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema, Extractable)]
+    #[serde(rename_all = "snake_case")]
+    enum Category {
+        Travel,
+        Meals,
+        Other,
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema, Extractable)]
+    #[check(
+        (category == Category::Other && is_some(category_detail))
+            || (category != Category::Other && is_none(category_detail)),
+        code = "category_detail"
+    )]
+    struct Expense {
+        category: Category,
+        category_detail: Option<String>,
+        amount: f64,
+    }
+
+    fn judged(category: &str, detail: Option<&str>) -> Result<Expense, extract::Violations> {
+        extract::validate::<Expense>(
+            &json!({"category": category, "category_detail": detail, "amount": 1.0}),
+            "",
+        )
+    }
+
+    #[test]
+    fn the_detail_is_demanded_exactly_when_the_category_is_other() {
+        assert!(judged("other", Some("booth rental")).is_ok());
+        assert!(judged("travel", None).is_ok());
+        for (category, detail) in [("other", None), ("meals", Some("lunch"))] {
+            let found = judged(category, detail).expect_err("the detail contradicts the category");
+            assert_eq!(found.len(), 1, "{found}");
+            assert_eq!((found[0].code.to_string(), found[0].recoverable), ("category_detail".into(), true));
+            assert_eq!(found[0].fields, ["category", "category_detail"], "{found}");
+        }
+        let found = judged("unknown", None).expect_err("not a category");
+        assert_eq!(found[0].layer, extract::Layer::Structure);
+    }
+}

@@ -6,3 +6,6 @@ use serde::Deserialize;
 struct Nothing;
 
 fn main() {}
+
+#[derive(Deserialize, JsonSchema, Extractable)]
+enum Never {}

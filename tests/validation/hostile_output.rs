@@ -13,7 +13,9 @@
 //! their own `#[check]`s (`Vendor` > `Address`, `Item`, `Charge`), a
 //! `BTreeMap<String, Item>`, a `HashMap<String, Charge>`, a
 //! `VecDeque<Option<Item>>`, `Sourced<String>` and `Sourced<f64>`, `NaiveDate`,
-//! `Decimal`, an enum, `#[extract(recoverable = false)]` fields,
+//! `Decimal`, a derived unit-only enum, an internally tagged enum whose
+//! struct variant has a check, a tagged field and nested `Charge`s,
+//! `#[extract(recoverable = false)]` fields,
 //! `deny_unknown_fields`, and `Option` fields; its checks use `sum`, `count`,
 //! `len`, `is_some`, enum comparison, integer products that overflow `i128`
 //! on hostile numbers, and a division by a count.
@@ -72,7 +74,7 @@ use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------- the types
 
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema, Extractable)]
 #[serde(rename_all = "snake_case")]
 enum Status {
     Draft,
@@ -107,6 +109,21 @@ struct Statement {
     net: Decimal,
     discount: Option<f64>,
     note: Option<Sourced<String>>,
+    settlement: Settlement,
+}
+
+/// An internally tagged enum: a variant with a check, a tagged field and
+/// nested values with checks of their own.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Settlement {
+    #[check(len(last4) == 4)]
+    Card {
+        #[extract(recoverable = false)]
+        last4: String,
+        fees: Vec<Charge>,
+    },
+    Cash,
 }
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
@@ -283,10 +300,11 @@ fn valid_case() -> impl Strategy<Value = Case> {
         prop::option::of(prop::option::of("[A-Z][a-z]{3,10}( [a-z]{2,8}){0,3}")),
         prop::collection::vec("[A-Za-z0-9 ,.:;()-]{0,60}", 0..4),
         any::<bool>(),
+        prop::option::of(("[0-9]{4}", prop::collection::vec(charge(), 0..3))),
     );
     (header, body).prop_map(|(header, body)| {
         let (reference, account, (vendor, vendor_line), issued, due, paid, status) = header;
-        let (items, charges, queue, discount, note, filler, spread) = body;
+        let (items, charges, queue, discount, note, filler, spread, card) = body;
         let mut lines: Vec<String> = filler.clone();
         lines.push(format!("Statement no. {reference}"));
         lines.push(format!("Account {account}"));
@@ -339,6 +357,12 @@ fn valid_case() -> impl Strategy<Value = Case> {
             "total": {"value": grand_total, "quote": format!("Total due: {grand_total:.2}")},
             "grand_total": grand_total,
             "net": format!("{}.{:02}", net_cents / 100, net_cents % 100),
+            "settlement": match card {
+                Some((last4, fees)) => {
+                    json!({"kind": "card", "last4": last4, "fees": fees.into_iter().map(|(_, fee, _)| fee).collect::<Vec<_>>()})
+                }
+                None => json!({"kind": "cash"}),
+            },
         });
         // Absent, null, or a value.
         if let Some(due) = due {

@@ -11,3 +11,4 @@ mod one_walk;
 mod quote_policy;
 mod structure_layer;
 mod validator_panics;
+mod variants;

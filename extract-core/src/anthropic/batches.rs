@@ -449,7 +449,7 @@ impl Batches {
         recorded: &mut Recorded,
     ) -> Entry<T> {
         let id = document.id().into_owned();
-        let text = document.searchable_text().unwrap_or_default().to_string();
+        let text = document.searchable_text().map(str::to_owned);
         // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
         let problem = document.problem();
         let mut run = self.extractor.configure(Run::<T>::for_type(document, self.extractor.retry_budget()));
@@ -457,7 +457,7 @@ impl Batches {
         let mut result = None;
         for reply in recorded.replies.remove(&id).unwrap_or_default() {
             if let Next::Done(outcome) = run.on_reply(reply) {
-                result = Some(with_review(Ok(outcome), review.clone(), &text));
+                result = Some(with_review(Ok(outcome), review.clone(), text.as_deref()));
                 break;
             }
         }
@@ -689,8 +689,8 @@ struct Entry<T> {
     id: String,
     /// The digest of its content, under the run's tool and instructions.
     content: String,
-    /// Its searchable text, for a reviewer's fix.
-    text: String,
+    /// Its searchable text, for a reviewer's fix (`None`: a PDF without a text layer).
+    text: Option<String>,
     run: Run<T>,
     review: Option<Value>,
     /// How many times its current attempt has been sent again.
@@ -884,7 +884,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         let entry = &mut self.entries[i];
         entry.resends = 0;
         if let Next::Done(outcome) = next {
-            let result = with_review(Ok(outcome), entry.review.take(), &entry.text);
+            let result = with_review(Ok(outcome), entry.review.take(), entry.text.as_deref());
             self.tally.finished(id, &result).deliver();
             entry.result = Some(result);
         }

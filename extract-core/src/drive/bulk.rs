@@ -153,10 +153,10 @@ impl<M: Model + 'static> Bulk<M> {
                 let mut finished = Vec::new();
                 // The lock is let go before the document is run.
                 while let Some(job) = { queue.lock().expect("no worker panics holding the queue").next() } {
-                    let text = job.document.searchable_text().unwrap_or_default().to_string();
+                    let text = job.document.searchable_text().map(str::to_owned);
                     let journal = journal.as_deref().map(|journal| (journal, job.content.as_str()));
                     let result = one::<M, T>(&extractor, &job.id, job.document, job.replies, journal).await?;
-                    let result = with_review(result, job.review, &text);
+                    let result = with_review(result, job.review, text.as_deref());
                     let pending =
                         tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&job.id, &result);
                     // The caller's callback runs with no lock held.
@@ -266,14 +266,14 @@ impl<M: Model + 'static> Bulk<M> {
                         db.recorded(&contents, Some(&id)).await.inspect_err(|e| journal.fail(e))?;
                     let replies = recorded.replies.remove(&id).unwrap_or_default();
                     let review = recorded.reviews.remove(&id);
-                    let text = document.searchable_text().unwrap_or_default().to_string();
+                    let text = document.searchable_text().map(str::to_owned);
                     let result =
                         one::<M, T>(&extractor, &id, document.clone(), replies, Some((&journal, content)))
                             .await?;
                     if journal.lost(&id) {
                         continue;
                     }
-                    let result = with_review(result, review, &text);
+                    let result = with_review(result, review, text.as_deref());
                     // The run's counts, read at most every COUNT_EVERY (a count
                     // reads every document of the run); counted here between.
                     let due = {
@@ -324,10 +324,10 @@ impl<M: Model + 'static> Bulk<M> {
             let result = match (row.outcome, row.failure) {
                 (Some(_), _) => {
                     let replies = recorded.replies.remove(&row.id).unwrap_or_default();
-                    let text = document.searchable_text().unwrap_or_default().to_string();
+                    let text = document.searchable_text().map(str::to_owned);
                     let review = recorded.reviews.remove(&row.id);
                     match replay::<T>(&self.extractor, document.clone(), replies) {
-                        Some(outcome) => with_review(Ok(outcome), review, &text),
+                        Some(outcome) => with_review(Ok(outcome), review, text.as_deref()),
                         None => Err(Error::config(format!(
                             "journal {}: document {} has an outcome, but its recorded replies do not lead to one",
                             db.shown(),
@@ -451,16 +451,20 @@ fn unique_ids(documents: &[Document]) -> Result<(), Error> {
 
 /// A document a reviewer fixed counts valid, with the human's value (a
 /// fix that no longer passes the validators leaves the escalation as it is).
+/// `text` is the document's searchable text (`None`: a PDF without a text
+/// layer, whose quotes stay unverified, as in the run and at the desk).
 pub(crate) fn with_review<T: Extractable + Send + 'static>(
     result: Result<Outcome<T>, Error>,
     review: Option<serde_json::Value>,
-    text: &str,
+    text: Option<&str>,
 ) -> Result<Outcome<T>, Error> {
     match (review, result) {
-        (Some(fix), Ok(Outcome::Escalated(escalation))) => match crate::review::<T>(&escalation, text, fix) {
-            Ok(fixed) => Ok(Outcome::Valid(fixed)),
-            Err(_) => Ok(Outcome::Escalated(escalation)),
-        },
+        (Some(fix), Ok(Outcome::Escalated(escalation))) => {
+            match crate::run::review::review_searchable::<T>(&escalation, text, fix) {
+                Ok(fixed) => Ok(Outcome::Valid(fixed)),
+                Err(_) => Ok(Outcome::Escalated(escalation)),
+            }
+        }
         (_, result) => result,
     }
 }
@@ -570,8 +574,8 @@ impl<M: Model + 'static> Bulk<M> {
     /// The review queue: every escalated document of the journal's run, with
     /// its escalation (reason, partial result, fix hint), rebuilt from the
     /// recorded replies without calling the model (a document the run has
-    /// not finished is not listed, nor one a reviewer already fixed, nor one
-    /// whose content changed since). `documents` are the run's documents,
+    /// not finished is not listed, nor one a reviewer already fixed or
+    /// rejected, nor one whose content changed since). `documents` are the run's documents,
     /// for the validators. A reader: it takes no lock, so it works while a
     /// run has the journal open.
     pub async fn escalations<T>(
@@ -586,7 +590,7 @@ impl<M: Model + 'static> Bulk<M> {
         let mut queue = Vec::new();
         for document in documents {
             let id = document.id().into_owned();
-            if recorded.reviews.contains_key(&id) {
+            if recorded.reviews.contains_key(&id) || recorded.rejected.contains(&id) {
                 continue;
             }
             let Some(replies) = recorded.replies.remove(&id) else { continue };
@@ -614,15 +618,15 @@ impl<M: Model + 'static> Bulk<M> {
         let (journal, mut recorded, contents) =
             self.reader::<T>(std::slice::from_ref(&document), "a review").await?;
         let id = document.id().into_owned();
-        let text = document.searchable_text().unwrap_or_default().to_string();
         let replies = recorded.replies.remove(&id).unwrap_or_default();
-        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document, replies) else {
+        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document.clone(), replies)
+        else {
             return Err(Error::config(format!(
                 "document {} has no escalation in the journal to review",
                 crate::quote_prefix(&id)
             )));
         };
-        match crate::review::<T>(&escalation, &text, fix.clone()) {
+        match crate::run::review::review_document::<T>(&escalation, &document, fix.clone()) {
             Ok(fixed) => {
                 let output = crate::run::review::patched(&escalation, fix.clone());
                 let outcome = Outcome::Valid(fixed);

@@ -17,5 +17,5 @@ pub mod testing;
 pub use bulk::{Bulk, BulkReport, Progress};
 pub use error::Error;
 pub use extractor::Extractor;
-pub use journal::{Journal, JournalSummary};
+pub use journal::{Journal, JournalSummary, Review, ReviewDecision};
 pub use model::{Model, ModelFuture};

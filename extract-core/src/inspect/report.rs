@@ -14,7 +14,7 @@ use std::fmt;
 use super::eval::{Comparison, Scorecard};
 use crate::run::{ParetoRow, percent};
 use crate::vocabulary::text::shorten;
-use crate::{Escalation, Outcome, Reason, Source, Stats, Usage};
+use crate::{Escalation, Outcome, Reason, Review, ReviewDecision, Source, Stats, Usage};
 
 /// The most bars the Pareto chart draws; the rest are summed into one last bar.
 const PARETO_BARS: usize = 15;
@@ -90,6 +90,7 @@ pub struct Report<'a> {
     sources: Vec<(&'a str, &'a [Source])>,
     scorecards: Vec<&'a Scorecard>,
     comparisons: Vec<&'a Comparison>,
+    reviews: &'a [Review],
 }
 
 impl<'a> Report<'a> {
@@ -102,6 +103,7 @@ impl<'a> Report<'a> {
             sources: Vec::new(),
             scorecards: Vec::new(),
             comparisons: Vec::new(),
+            reviews: &[],
         }
     }
 
@@ -116,6 +118,16 @@ impl<'a> Report<'a> {
     /// evaluation section.
     pub fn comparison(mut self, comparison: &'a Comparison) -> Report<'a> {
         self.comparisons.push(comparison);
+        self
+    }
+
+    /// Adds a section of reviewer corrections (the journal's
+    /// [`reviews`](crate::Journal::reviews), or a summary's): which fields
+    /// people fix most, which violations they overrode (by fingerprint), and
+    /// which documents they rejected, with why. Patterns there say what to
+    /// change in the prompt or the schema.
+    pub fn reviews(mut self, reviews: &'a [Review]) -> Report<'a> {
+        self.reviews = reviews;
         self
     }
 
@@ -192,6 +204,7 @@ impl fmt::Display for Report<'_> {
         usage(f, self.stats)?;
         self.escalation_table(f)?;
         self.quote_table(f)?;
+        self.corrections(f)?;
         self.evaluation_section(f)?;
         f.write_str(
             "<footer>Written by <code>extract::Report</code>: one file, inline CSS and SVG, \
@@ -962,6 +975,94 @@ fn usage(f: &mut fmt::Formatter<'_>, stats: &Stats) -> fmt::Result {
         )?;
     }
     f.write_str("</section>\n")
+}
+
+impl Report<'_> {
+    /// The reviewers' corrections: fields fixed, violations overridden, documents rejected.
+    fn corrections(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.reviews.is_empty() {
+            return Ok(());
+        }
+        let mut fields: BTreeMap<&str, (usize, BTreeSet<&str>)> = BTreeMap::new();
+        let mut overridden: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut rejected = Vec::new();
+        let mut fixes = 0;
+        for review in self.reviews {
+            match &review.decision {
+                ReviewDecision::Fixed { after, overrode, .. } => {
+                    fixes += 1;
+                    for field in after.keys() {
+                        let entry = fields.entry(field).or_default();
+                        entry.0 += 1;
+                        entry.1.insert(&review.document);
+                    }
+                    for print in overrode {
+                        *overridden.entry(print).or_default() += 1;
+                    }
+                }
+                ReviewDecision::Rejected { reason } => rejected.push((review, reason)),
+            }
+        }
+        writeln!(
+            f,
+            "<section id=\"corrections\">\n<h2>Reviewer corrections</h2>\n<p class=\"note\">{} and {} by reviewers: \
+             fields fixed again and again, and violations overridden, point at the prompt or the schema.</p>",
+            if fixes == 1 { "1 fix".to_string() } else { format!("{fixes} fixes") },
+            crate::vocabulary::text::count(rejected.len(), "rejection"),
+        )?;
+        let mut by_count: Vec<(&str, (usize, BTreeSet<&str>))> = fields.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
+        f.write_str(
+            "<h3>Fields people fixed</h3>\n<table class=\"corrections\">\n<thead><tr><th>field</th>\
+             <th class=\"num\">fixes</th><th>documents</th></tr></thead>\n<tbody>\n",
+        )?;
+        for (field, (count, documents)) in by_count.iter().take(TABLE_ROWS) {
+            let listed: Vec<String> =
+                documents.iter().take(ROW_ITEMS).map(|d| escape(&shorten(d, NAME_CHARS))).collect();
+            writeln!(
+                f,
+                "<tr data-field=\"{field}\"><td><code>{field}</code></td><td class=\"num\">{count}</td><td>{}</td></tr>",
+                listed.join(", "),
+                field = escape(&shorten(field, NAME_CHARS)),
+            )?;
+        }
+        more_rows(f, by_count.len().saturating_sub(TABLE_ROWS), "field", 3)?;
+        f.write_str("</tbody>\n</table>\n")?;
+        let mut prints: Vec<(&str, usize)> = overridden.into_iter().collect();
+        prints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        f.write_str(
+            "<h3>Violations overridden</h3>\n<table class=\"corrections\">\n<thead><tr><th>fingerprint</th>\
+             <th class=\"num\">fixes</th></tr></thead>\n<tbody>\n",
+        )?;
+        for (print, count) in prints.iter().take(TABLE_ROWS) {
+            writeln!(
+                f,
+                "<tr><td><code>{}</code></td><td class=\"num\">{count}</td></tr>",
+                escape(&shorten(print, NAME_CHARS))
+            )?;
+        }
+        more_rows(f, prints.len().saturating_sub(TABLE_ROWS), "fingerprint", 2)?;
+        f.write_str("</tbody>\n</table>\n")?;
+        f.write_str(
+            "<h3>Documents rejected</h3>\n<table class=\"corrections\">\n<thead><tr><th>document</th>\
+             <th>reviewer</th><th>when</th><th>reason</th></tr></thead>\n<tbody>\n",
+        )?;
+        for (review, reason) in rejected.iter().take(TABLE_ROWS) {
+            writeln!(
+                f,
+                "<tr data-document=\"{id}\"><td><code>{id}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(review.reviewer.as_deref().unwrap_or("")),
+                escape(review.at.as_deref().unwrap_or("")),
+                escape(&shorten(reason, HINT_CHARS)),
+                id = escape(&review.document),
+            )?;
+        }
+        if rejected.is_empty() {
+            f.write_str("<tr><td colspan=\"4\" class=\"muted\">none</td></tr>\n")?;
+        }
+        more_rows(f, rejected.len().saturating_sub(TABLE_ROWS), "rejection", 4)?;
+        f.write_str("</tbody>\n</table>\n</section>\n")
+    }
 }
 
 /// `text` escaped for HTML text and for attribute values in double or single

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::outcome::{Escalation, Validated};
-use crate::validate::validate_document;
+use crate::validate::validate_searchable;
 use crate::{Document, Extractable, Violations};
 
 /// Applies a reviewer's `fix` to `escalation`'s last output as a JSON merge
@@ -43,8 +43,30 @@ pub fn review<T: Extractable>(
     document: &str,
     fix: Value,
 ) -> Result<Validated<T>, Violations> {
+    review_document(escalation, &Document::text(document), fix)
+}
+
+/// [`review`] against a whole [`Document`]: a PDF's quotes are checked
+/// against its text layer, and without one are recorded unverified, as in
+/// the run (never all failing against an empty text). The desk and the
+/// journal's reviews use it.
+pub(crate) fn review_document<T: Extractable>(
+    escalation: &Escalation,
+    document: &Document,
+    fix: Value,
+) -> Result<Validated<T>, Violations> {
+    review_searchable(escalation, document.searchable_text(), fix)
+}
+
+/// [`review_document`] against a document's searchable text alone (`None`:
+/// no text, the quotes unverified): for drivers that keep only the text.
+pub(crate) fn review_searchable<T: Extractable>(
+    escalation: &Escalation,
+    text: Option<&str>,
+    fix: Value,
+) -> Result<Validated<T>, Violations> {
     let output = patched(escalation, fix);
-    let (value, sources) = validate_document::<T>(&output, &Document::text(document))?;
+    let (value, sources) = validate_searchable::<T>(&output, text)?;
     let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
     Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
 }

@@ -7,18 +7,26 @@ use serde_json::Value;
 
 use super::lean::trim_for_model;
 use crate::Tool;
-use crate::schema::{Shape, TypeInfo};
+use crate::schema::{Shape, Tagging, TypeInfo, VariantContent};
 
 /// The tool a model fills in for the type `info` describes, from the type's
 /// schemars schema (the validator keeps its own, untouched copy).
 pub fn tool_of(info: &'static TypeInfo, schema: Value) -> Tool {
     let mut schema = schema;
     admit_null_for_absent_data(&mut schema, info);
+    // An internally or adjacently tagged enum is a union of objects: say
+    // the root is an object, as a tool's input schema must.
+    if let Some(root) = schema.as_object_mut()
+        && !root.contains_key("type")
+        && (root.contains_key("oneOf") || root.contains_key("anyOf"))
+    {
+        root.insert("type".into(), Value::from("object"));
+    }
     let mut description = info.description.trim().to_string();
     // The description opens with the doc comment, so the schema need not repeat it.
     trim_for_model(&mut schema, &description);
     let mut checks = Vec::new();
-    list_checks(info, None, &mut checks, &mut Vec::new());
+    list_checks(info, &Place::default(), &mut checks, &mut Vec::new());
     if !checks.is_empty() {
         if !description.is_empty() {
             description.push_str("\n\n");
@@ -32,13 +40,42 @@ pub fn tool_of(info: &'static TypeInfo, schema: Value) -> Tool {
     Tool { name: info.tool_name.to_string(), description, input_schema: schema, strict: false }
 }
 
+/// Where a nested type's checks apply, as the tool's description says it:
+/// the JSON path of its value, whether that passes through a collection,
+/// and, inside an enum, which variant the checks belong to.
+#[derive(Clone, Default)]
+struct Place {
+    path: String,
+    many: bool,
+    when: Option<String>,
+}
+
+impl Place {
+    /// One key deeper (a field, an externally tagged variant, a content key).
+    fn key(&self, key: &str) -> Place {
+        let path = if self.path.is_empty() { key.to_string() } else { format!("{}.{key}", self.path) };
+        Place { path, ..self.clone() }
+    }
+
+    /// The line for a rule that applies here.
+    fn line(&self, rule: String) -> String {
+        let when = self.when.as_ref().map(|w| format!(" {w}")).unwrap_or_default();
+        match (self.path.is_empty(), &self.when) {
+            (true, None) => rule,
+            (true, Some(when)) => format!("{when}: {rule}"),
+            (false, _) => format!("in {}`{}`{when}: {rule}", if self.many { "each " } else { "" }, self.path),
+        }
+    }
+}
+
 /// The checks of `info` and of every type nested in it, each in the JSON
 /// names the model sees. A nested type's checks say where they apply:
-/// "in `vendor`: ..." or "in each `line_items`: ...". `at` is the JSON path
-/// of `info` and whether it passes through a collection.
+/// "in `vendor`: ...", "in each `line_items`: ...", and a variant's
+/// `in `payment.card`: ...` (externally tagged) or "in `payment` when
+/// `kind` is "card": ..." (internally tagged).
 fn list_checks(
     info: &'static TypeInfo,
-    at: Option<(&str, bool)>,
+    at: &Place,
     out: &mut Vec<String>,
     seen: &mut Vec<&'static TypeInfo>,
 ) {
@@ -55,23 +92,53 @@ fn list_checks(
         if let Some(tolerance) = check.tolerance {
             line.push_str(&format!(" (tolerance {tolerance})"));
         }
-        if let Some((path, many)) = at {
-            line = format!("in {}`{path}`: {line}", if many { "each " } else { "" });
-        }
-        out.push(line);
+        out.push(at.line(line));
     }
     for field in info.fields() {
-        let mut nested = Vec::new();
-        field.shape.nested(&mut |info, many| nested.push((info, many)));
-        for (nested, through_collection) in nested {
-            let (path, many) = match at {
-                None => (field.json_name.to_string(), through_collection),
-                Some((path, many)) => (format!("{path}.{}", field.json_name), many || through_collection),
+        list_nested(field.shape, &at.key(field.json_name), out, seen);
+    }
+    if let Some(elements) = info.elements() {
+        list_elements(elements, at, out, seen);
+    }
+    if let Some((tagging, variants)) = info.variants() {
+        for variant in variants {
+            let (place, when) = match tagging {
+                Tagging::External => (at.key(variant.json_name), None),
+                Tagging::Internal { tag } => (at.clone(), Some(tag)),
+                Tagging::Adjacent { tag, content } => (at.key(content), Some(tag)),
             };
-            list_checks(nested, Some((&path, many)), out, seen);
+            let when = when.map(|tag| format!("when `{tag}` is {:?}", variant.json_name));
+            let place = Place { when: when.or(place.when.clone()), ..place };
+            match variant.content {
+                VariantContent::Unit => {}
+                VariantContent::Fields(fields) => list_checks(fields, &place, out, seen),
+                VariantContent::Tuple(elements) => list_elements(elements, &place, out, seen),
+            }
         }
     }
     seen.pop();
+}
+
+/// The checks of the derived types inside a value of `shape` at `at`.
+fn list_nested(shape: &'static Shape, at: &Place, out: &mut Vec<String>, seen: &mut Vec<&'static TypeInfo>) {
+    let mut nested = Vec::new();
+    shape.nested(&mut |info, many| nested.push((info, many)));
+    for (nested, through_collection) in nested {
+        list_checks(nested, &Place { many: at.many || through_collection, ..at.clone() }, out, seen);
+    }
+}
+
+/// The checks inside a newtype's value (at its own path) or a tuple's
+/// elements (each listed at the tuple's path).
+fn list_elements(
+    elements: &'static [&'static Shape],
+    at: &Place,
+    out: &mut Vec<String>,
+    seen: &mut Vec<&'static TypeInfo>,
+) {
+    for element in elements {
+        list_nested(element, at, out, seen);
+    }
 }
 
 /// Makes every field tagged `recoverable = false` (at any depth) accept `null`
@@ -86,6 +153,40 @@ fn admit_null_for_absent_data(schema: &mut Value, info: &'static TypeInfo) {
 }
 
 fn admit_null_in(object: &mut Value, info: &'static TypeInfo, defs: &mut Value, seen: &mut Vec<String>) {
+    if let Some(elements) = info.elements() {
+        return admit_null_in_elements(object, elements, defs, seen);
+    }
+    if let Some((tagging, variants)) = info.variants() {
+        // `object` is one branch of the enum's union (`admit_null_inside`
+        // visits each): the variant it describes is the one its tag names.
+        let props = object.get("properties");
+        let named = |key: &str| {
+            let tag = props.and_then(|p| p.get(key));
+            let value = tag.and_then(|t| t.get("const").or_else(|| t.get("enum").and_then(|e| e.get(0))));
+            variants.iter().find(|v| value.and_then(Value::as_str) == Some(v.json_name))
+        };
+        let (variant, pointer) = match tagging {
+            Tagging::External => {
+                let only =
+                    props.and_then(Value::as_object).filter(|p| p.len() == 1).and_then(|p| p.keys().next());
+                let variant = only.and_then(|key| variants.iter().find(|v| v.json_name == key));
+                (variant, variant.map(|v| format!("/properties/{}", escape_pointer(v.json_name))))
+            }
+            Tagging::Internal { tag } => (named(tag), Some(String::new())),
+            Tagging::Adjacent { tag, content } => {
+                (named(tag), Some(format!("/properties/{}", escape_pointer(content))))
+            }
+        };
+        let (Some(variant), Some(pointer)) = (variant, pointer) else { return };
+        let Some(content) = object.pointer_mut(&pointer) else { return };
+        match variant.content {
+            VariantContent::Unit => {}
+            // schemars writes a struct variant's fields inline.
+            VariantContent::Fields(fields) => admit_null_in(content, fields, defs, seen),
+            VariantContent::Tuple(elements) => admit_null_in_elements(content, elements, defs, seen),
+        }
+        return;
+    }
     let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) else { return };
     for field in info.fields() {
         let Some(property) = properties.get_mut(field.json_name) else { continue };
@@ -126,6 +227,7 @@ fn admit_null_inside(schema: &mut Value, shape: &'static Shape, defs: &mut Value
     match shape {
         Shape::Leaf => {}
         Shape::Named(info) => admit_null_in(schema, info, defs, seen),
+        Shape::Generic(info) => admit_null_in(schema, info(), defs, seen),
         Shape::Wrap(inner) => admit_null_inside(schema, inner, defs, seen),
         Shape::Sourced(inner) => {
             if let Some(value) = schema.pointer_mut("/properties/value") {
@@ -150,6 +252,31 @@ fn admit_null_inside(schema: &mut Value, shape: &'static Shape, defs: &mut Value
             }
         }
     }
+}
+
+/// A newtype's value (its schema is the value's) or a tuple's elements
+/// (under `prefixItems`).
+fn admit_null_in_elements(
+    schema: &mut Value,
+    elements: &'static [&'static Shape],
+    defs: &mut Value,
+    seen: &mut Vec<String>,
+) {
+    match elements {
+        [one] => admit_null_inside(schema, one, defs, seen),
+        _ => {
+            if let Some(Value::Array(items)) = schema.get_mut("prefixItems") {
+                for (item, element) in items.iter_mut().zip(elements.iter()) {
+                    admit_null_inside(item, element, defs, seen);
+                }
+            }
+        }
+    }
+}
+
+/// `key` as one JSON Pointer token.
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 fn admit_null(property: &mut Value) {

@@ -15,6 +15,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use extract_contract::{Malformed, Piece, decode_checks, decode_fields};
+use serde_json::Value;
 
 use crate::{FieldPath, Segment};
 
@@ -34,11 +35,73 @@ pub struct TypeInfo {
     state: OnceLock<TypeState>,
 }
 
-/// A type's fields: typed, or encoded by the derive with one shape per field.
+/// A type's fields: typed, or encoded by the derive with one shape per
+/// field; or what a type without named fields holds.
 #[derive(Debug)]
 enum Described {
     Typed(&'static [FieldInfo]),
-    Encoded { names: &'static str, shapes: &'static [&'static Shape] },
+    Encoded {
+        names: &'static str,
+        shapes: &'static [&'static Shape],
+    },
+    /// A newtype (one element: its JSON is the element's) or a tuple struct
+    /// (its JSON is an array, `[index]` selects an element).
+    Tuple(&'static [&'static Shape]),
+    /// An enum: how its JSON names the variant, and the variants.
+    Enum {
+        tagging: Tagging,
+        variants: &'static [Variant],
+    },
+}
+
+/// How an enum's JSON says which variant it holds: serde's three tagged
+/// representations (the derive refuses `untagged`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tagging {
+    /// `{"card": {...}}`, and a unit variant as the string `"cash"` (serde's default).
+    External,
+    /// `#[serde(tag = "kind")]`: `{"kind": "card", ...the variant's fields}`.
+    Internal {
+        /// The tag's key.
+        tag: &'static str,
+    },
+    /// `#[serde(tag = "t", content = "c")]`: `{"t": "card", "c": {...}}`.
+    Adjacent {
+        /// The tag's key.
+        tag: &'static str,
+        /// The content's key.
+        content: &'static str,
+    },
+}
+
+/// One variant of an enum the derive describes.
+#[derive(Debug)]
+pub struct Variant {
+    /// The Rust name.
+    pub rust_name: &'static str,
+    /// The tag the model writes (after serde's `rename` and `rename_all`).
+    pub json_name: &'static str,
+    /// What the variant holds.
+    pub content: VariantContent,
+}
+
+/// What a variant holds.
+#[derive(Debug)]
+pub enum VariantContent {
+    /// Nothing.
+    Unit,
+    /// Named fields, described (with the variant's checks) as a struct is.
+    Fields(&'static TypeInfo),
+    /// Unnamed fields: one (a newtype variant, whose JSON is the value's) or
+    /// more (an array).
+    Tuple(&'static [&'static Shape]),
+}
+
+impl Variant {
+    /// A variant as the derive describes it.
+    pub const fn new(rust_name: &'static str, json_name: &'static str, content: VariantContent) -> Variant {
+        Variant { rust_name, json_name, content }
+    }
 }
 
 /// What the runtime keeps for a type for the process: the decoded fields
@@ -120,12 +183,79 @@ impl TypeInfo {
         }
     }
 
+    /// A newtype's or tuple struct's description: the shape of each
+    /// element, in order, and its checks (`with` functions), encoded.
+    pub const fn tuple(
+        rust_name: &'static str,
+        tool_name: &'static str,
+        description: &'static str,
+        elements: &'static [&'static Shape],
+        checks: &'static str,
+    ) -> TypeInfo {
+        TypeInfo {
+            rust_name,
+            tool_name,
+            description,
+            fields: Described::Tuple(elements),
+            checks,
+            state: OnceLock::new(),
+        }
+    }
+
+    /// An enum's description: its representation and its variants (a
+    /// struct variant's checks are in its own description).
+    pub const fn enumeration(
+        rust_name: &'static str,
+        tool_name: &'static str,
+        description: &'static str,
+        tagging: Tagging,
+        variants: &'static [Variant],
+    ) -> TypeInfo {
+        TypeInfo {
+            rust_name,
+            tool_name,
+            description,
+            fields: Described::Enum { tagging, variants },
+            checks: "",
+            state: OnceLock::new(),
+        }
+    }
+
     /// The fields the model sees, in declaration order (skipped fields are
-    /// absent). An encoded description is decoded on first use.
+    /// absent). An encoded description is decoded on first use. A type
+    /// without named fields (an enum, a newtype) has none.
     pub fn fields(&'static self) -> &'static [FieldInfo] {
         match self.fields {
             Described::Typed(fields) => fields,
             Described::Encoded { .. } => &self.state().fields,
+            Described::Tuple(_) | Described::Enum { .. } => &[],
+        }
+    }
+
+    /// An enum's representation and variants; `None` for any other type.
+    pub fn variants(&'static self) -> Option<(Tagging, &'static [Variant])> {
+        match self.fields {
+            Described::Enum { tagging, variants } => Some((tagging, variants)),
+            _ => None,
+        }
+    }
+
+    /// A newtype's or tuple struct's elements; `None` for any other type.
+    pub fn elements(&'static self) -> Option<&'static [&'static Shape]> {
+        match self.fields {
+            Described::Tuple(elements) => Some(elements),
+            _ => None,
+        }
+    }
+
+    /// The description of variant `index` of the enum `info` describes:
+    /// what a struct variant's checks report with. Read only when a check
+    /// fails.
+    #[doc(hidden)]
+    pub fn variant_info(info: Option<&'static TypeInfo>, index: usize) -> Option<&'static TypeInfo> {
+        match info?.variants()?.1.get(index)?.content {
+            VariantContent::Fields(info) => Some(info),
+            _ => None,
         }
     }
 
@@ -156,7 +286,7 @@ impl TypeInfo {
                 panic!("the derived description of `{}` is {error}", self.rust_name)
             };
             let fields = match self.fields {
-                Described::Typed(_) => Vec::new(),
+                Described::Typed(_) | Described::Tuple(_) | Described::Enum { .. } => Vec::new(),
                 Described::Encoded { names, shapes } => {
                     let fields = decode_fields(names).unwrap_or_else(|e| malformed(e));
                     let mut shapes = shapes.iter();
@@ -225,6 +355,10 @@ pub enum Shape {
     Leaf,
     /// A derived type, with its description.
     Named(&'static TypeInfo),
+    /// A derived generic type (`Page<Line>`), whose description is made on
+    /// first use for each instantiation: a static cannot depend on a type
+    /// parameter, so the description cannot be one.
+    Generic(fn() -> &'static TypeInfo),
     /// `Sourced<T>`: a value and its quote; the shape is the value's, under `value`.
     Sourced(&'static Shape),
     /// `Option`, `Box`, `Arc`, `Rc`: the value inside, with no path step.
@@ -243,6 +377,7 @@ impl fmt::Debug for Shape {
             Shape::Leaf => f.write_str("Leaf"),
             // By name: the descriptions of recursive types point at each other.
             Shape::Named(info) => f.debug_tuple("Named").field(&info.rust_name).finish(),
+            Shape::Generic(info) => f.debug_tuple("Generic").field(&info().rust_name).finish(),
             Shape::Sourced(inner) => f.debug_tuple("Sourced").field(inner).finish(),
             Shape::Wrap(inner) => f.debug_tuple("Wrap").field(inner).finish(),
             Shape::Seq(inner) => f.debug_tuple("Seq").field(inner).finish(),
@@ -258,6 +393,7 @@ impl Shape {
     pub fn descend<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static TypeInfo>, &'p [Segment]) {
         match (self, path) {
             (Shape::Named(info), _) => (Some(*info), path),
+            (Shape::Generic(info), _) => (Some(info()), path),
             (Shape::Wrap(inner), _) => inner.descend(path),
             (Shape::Sourced(inner), [Segment::Key(key), rest @ ..]) if key == "value" => inner.descend(rest),
             (Shape::Seq(inner), [Segment::Index(_), rest @ ..]) => inner.descend(rest),
@@ -281,6 +417,7 @@ impl Shape {
             Shape::Leaf => {}
             Shape::Sourced(inner) => inner.nested_in(many, visit),
             Shape::Named(info) => visit(info, many),
+            Shape::Generic(info) => visit(info(), many),
             Shape::Wrap(inner) => inner.nested_in(many, visit),
             Shape::Seq(inner) | Shape::Map(inner) => inner.nested_in(true, visit),
             Shape::Tuple(elements) => elements.iter().for_each(|e| e.nested_in(many, visit)),
@@ -303,6 +440,7 @@ impl Shape {
             Shape::Leaf => false,
             Shape::Sourced(_) => true,
             Shape::Named(info) => info.holds_sourced_in(seen),
+            Shape::Generic(info) => info().holds_sourced_in(seen),
             Shape::Wrap(inner) | Shape::Seq(inner) | Shape::Map(inner) => inner.holds_sourced(seen),
             Shape::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
         }
@@ -331,23 +469,27 @@ impl TypeInfo {
         self.fields().iter().find(|f| f.json_name == json_name)
     }
 
-    /// The field a path names, following nested derived types through their
-    /// containers (indices and map keys select inside a container).
-    pub fn field_at(&'static self, path: &FieldPath) -> Option<&'static FieldInfo> {
-        let (field, rest) = self.walk(path.segments());
+    /// The field a path of `output` names, following nested derived types
+    /// through their containers (indices and map keys select inside a
+    /// container) and enums through the variant `output` holds there.
+    pub fn field_at(&'static self, path: &FieldPath, output: &Value) -> Option<&'static FieldInfo> {
+        let (field, rest) = self.walk(path.segments(), output);
         if rest.is_empty() { field } else { None }
     }
 
     /// Follows `path` as far as the derive's descriptions go: the deepest
     /// field reached, and the segments left over.
-    fn walk<'p>(&'static self, path: &'p [Segment]) -> (Option<&'static FieldInfo>, &'p [Segment]) {
-        let mut ty = Some(self);
+    fn walk<'p>(
+        &'static self,
+        path: &'p [Segment],
+        output: &Value,
+    ) -> (Option<&'static FieldInfo>, &'p [Segment]) {
         let mut deepest = None;
-        let mut rest = path;
+        let (mut ty, mut rest) = self.fields_at(path, path, output);
         while let [Segment::Key(key), tail @ ..] = rest {
             let Some(field) = ty.and_then(|t| t.field(key)) else { break };
             deepest = Some(field);
-            (ty, rest) = field.shape.descend(tail);
+            (ty, rest) = follow(field.shape, path, tail, output);
             // A field's fields are keys, never indices: indices left over are
             // the steps of a container the shape could not see (a type alias).
             if ty.is_some() {
@@ -357,6 +499,50 @@ impl TypeInfo {
             }
         }
         (deepest, rest)
+    }
+
+    /// The description whose named fields `rest` goes on with, below a value
+    /// of this type at the start of `rest` (a suffix of `full`, the path from
+    /// the root of `output`): the type itself for a struct; through a
+    /// newtype's value, a tuple struct's element, and the variant of an enum
+    /// (for an internally or adjacently tagged one, the variant `output`'s
+    /// tag names there).
+    fn fields_at<'p>(
+        &'static self,
+        full: &'p [Segment],
+        rest: &'p [Segment],
+        output: &Value,
+    ) -> (Option<&'static TypeInfo>, &'p [Segment]) {
+        let variant = match self.fields {
+            Described::Typed(_) | Described::Encoded { .. } => return (Some(self), rest),
+            Described::Tuple(elements) => return follow_elements(elements, full, rest, output),
+            Described::Enum { tagging, variants } => {
+                let here = value_at(output, &full[..full.len() - rest.len()]);
+                let tagged = |tag: &str| {
+                    let tag = here.and_then(|v| v.get(tag)).and_then(Value::as_str);
+                    variants.iter().find(|v| Some(v.json_name) == tag)
+                };
+                match (tagging, rest) {
+                    (Tagging::External, [Segment::Key(key), tail @ ..]) => {
+                        (variants.iter().find(|v| v.json_name == key), tail)
+                    }
+                    (Tagging::Internal { tag }, _) => (tagged(tag), rest),
+                    (Tagging::Adjacent { tag, content }, [Segment::Key(key), tail @ ..])
+                        if key == content =>
+                    {
+                        (tagged(tag), tail)
+                    }
+                    _ => (None, rest),
+                }
+            }
+        };
+        match variant {
+            (Some(Variant { content: VariantContent::Fields(info), .. }), rest) => (Some(info), rest),
+            (Some(Variant { content: VariantContent::Tuple(elements), .. }), rest) => {
+                follow_elements(elements, full, rest, output)
+            }
+            (_, rest) => (None, rest),
+        }
     }
 
     /// Whether a `Sourced` value sits anywhere in the type, nested types included.
@@ -369,7 +555,15 @@ impl TypeInfo {
             return false;
         }
         seen.push(self);
-        let found = self.fields().iter().any(|f| f.shape.holds_sourced(seen));
+        let found = match self.fields {
+            Described::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
+            Described::Enum { variants, .. } => variants.iter().any(|v| match v.content {
+                VariantContent::Unit => false,
+                VariantContent::Fields(info) => info.holds_sourced_in(seen),
+                VariantContent::Tuple(elements) => elements.iter().any(|e| e.holds_sourced(seen)),
+            }),
+            _ => self.fields().iter().any(|f| f.shape.holds_sourced(seen)),
+        };
         seen.pop();
         found
     }
@@ -378,9 +572,49 @@ impl TypeInfo {
     /// the deepest field the path reaches that the derive describes, so a
     /// value missing inside a tagged `Sourced` (or other undescribed) field
     /// takes that field's tag; `true` for anything else.
-    pub fn recoverable_at(&'static self, path: &FieldPath) -> bool {
-        self.walk(path.segments()).0.is_none_or(|f| f.recoverable)
+    pub fn recoverable_at(&'static self, path: &FieldPath, output: &Value) -> bool {
+        self.walk(path.segments(), output).0.is_none_or(|f| f.recoverable)
     }
+}
+
+/// Through a value of `shape` at the start of `rest`: the description whose
+/// named fields the path goes on with.
+fn follow<'p>(
+    shape: &'static Shape,
+    full: &'p [Segment],
+    rest: &'p [Segment],
+    output: &Value,
+) -> (Option<&'static TypeInfo>, &'p [Segment]) {
+    match shape.descend(rest) {
+        (Some(info), tail) => info.fields_at(full, tail, output),
+        (None, tail) => (None, tail),
+    }
+}
+
+/// Through a newtype's value (one element, no path step) or a tuple's
+/// element (`[index]`).
+fn follow_elements<'p>(
+    elements: &'static [&'static Shape],
+    full: &'p [Segment],
+    rest: &'p [Segment],
+    output: &Value,
+) -> (Option<&'static TypeInfo>, &'p [Segment]) {
+    match (elements, rest) {
+        ([one], _) => follow(one, full, rest, output),
+        (_, [Segment::Index(i), tail @ ..]) => match elements.get(*i) {
+            Some(element) => follow(element, full, tail, output),
+            None => (None, rest),
+        },
+        _ => (None, rest),
+    }
+}
+
+/// The part of `output` at `path`.
+fn value_at<'v>(output: &'v Value, path: &[Segment]) -> Option<&'v Value> {
+    path.iter().try_fold(output, |value, segment| match segment {
+        Segment::Key(key) => value.get(key.as_ref()),
+        Segment::Index(i) => value.get(i),
+    })
 }
 
 /// Everything the derive knows about one `#[check]`, kept for run time

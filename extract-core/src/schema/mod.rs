@@ -11,5 +11,5 @@ mod strict;
 mod tool;
 
 pub use derived::tool_of;
-pub use describe::{CheckMeta, FieldInfo, Shape, TypeInfo};
+pub use describe::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
 pub use tool::{StrictError, Tool};

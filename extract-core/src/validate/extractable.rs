@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::check::{Audited, Own, described};
+use super::check::{Audited, Own, Tagged, described};
 use super::structure::StructureValidator;
 use crate::Tool;
 use crate::schema::TypeInfo;
@@ -34,18 +34,62 @@ pub trait Extractable: JsonSchema + DeserializeOwned + Audited + Sized {
     /// The derive's description of the type (kept by its `Audited` impl).
     #[inline]
     fn __describe() -> &'static TypeInfo {
-        described(<Self as Audited>::TYPE_INFO)
+        match <Self as Audited>::SHAPE {
+            crate::schema::Shape::Generic(info) => info(),
+            _ => described(<Self as Audited>::TYPE_INFO),
+        }
     }
 }
 
-// The one impl: what the derive writes is the `Audited` impl alone.
-impl<T: Audited<Card = Own, Target = T> + JsonSchema + DeserializeOwned> Extractable for T {}
+// The one impl: what the derive writes is the `Audited` impl alone. Its
+// `Card` says whether the type's JSON is always an object.
+impl<T: Audited<Target = T> + JsonSchema + DeserializeOwned> Extractable for T where T::Card: ObjectRoot {}
+
+/// The [`Audited::Card`] of a derived type whose JSON is always an object,
+/// so it can be the top-level type of an extraction (Anthropic requires an
+/// object `input_schema`): a struct with named fields ([`Own`]) and an
+/// internally or adjacently tagged enum ([`Tagged`]). A unit-only or
+/// externally tagged enum, a newtype and a tuple struct say [`NotAnObject`](super::check::NotAnObject),
+/// so asking for their tool (`tool()`, `validate`, `Extractor::extract`) is
+/// a compile error with this message.
+#[diagnostic::on_unimplemented(
+    message = "the top-level type of an extraction must be a JSON object, and this type's JSON is not always one",
+    label = "a unit-only or externally tagged enum, a newtype or a tuple struct cannot be the top-level type",
+    note = "wrap it in a struct with named fields (`struct Answer {{ value: ... }}`) and extract that, or tag the enum internally (`#[serde(tag = \"kind\")]`)"
+)]
+pub trait ObjectRoot {}
+impl ObjectRoot for Own {}
+impl ObjectRoot for Tagged {}
 
 /// Demands, in the constant the derive writes, that the type is
 /// [`Extractable`]: a missing `JsonSchema` or `Deserialize` is then an error
 /// at the derive, not at the first call that extracts the type.
 #[doc(hidden)]
 pub const fn require_extractable<T: Extractable>() {}
+
+/// The description of the derived generic type `T` (one instantiation,
+/// `Page<Line>`), made by `make` on first use and kept for the process: a
+/// static cannot depend on a type parameter, so the descriptions of
+/// generic types are kept by [`TypeId`](std::any::TypeId).
+#[doc(hidden)]
+pub fn generic_info<T: ?Sized + 'static>(make: impl FnOnce() -> TypeInfo) -> &'static TypeInfo {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static INFOS: OnceLock<Mutex<HashMap<TypeId, &'static TypeInfo>>> = OnceLock::new();
+    let infos = INFOS.get_or_init(Default::default);
+    if let Some(info) = infos.lock().unwrap_or_else(|e| e.into_inner()).get(&TypeId::of::<T>()) {
+        return info;
+    }
+    // Made outside the lock: `make` may describe other generic types.
+    let made: &'static TypeInfo = Box::leak(Box::new(make()));
+    infos.lock().unwrap_or_else(|e| e.into_inner()).entry(TypeId::of::<T>()).or_insert(made)
+}
+
+/// The same demand for a derived enum, newtype or tuple struct, which may
+/// not be a top-level type: the traits a value nested in another needs.
+#[doc(hidden)]
+pub const fn require_nested<T: JsonSchema + DeserializeOwned + Audited>() {}
 
 /// The items of a derived type's `Audited` impl that its checks and fields
 /// do not shape: the description (`TYPE_INFO`, with the demand that the
@@ -109,6 +153,92 @@ macro_rules! __derived_items {
         // one more expansion per type costs more than these two lines.
         type Target = Self;
         type Card = $crate::__private_v1::Own;
+    };
+    // An enum: its representation (a `Tagging`, as an expression), the
+    // `Card` that says whether its JSON is always an object (`Tagged`) or
+    // not (`NotAnObject`), and each variant (`@variant` below).
+    (
+        enum: $ty:ident,
+        rust_name: $rust_name:literal,
+        tool_name: $tool_name:literal,
+        description: $description:literal,
+        tagging: $tagging:expr,
+        card: $card:ident,
+        variants: [$(($($variant:tt)*))*] $(,)?
+    ) => {
+        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
+            $crate::__private_v1::require_nested::<$ty>();
+            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::enumeration(
+                $rust_name,
+                $tool_name,
+                $description,
+                $tagging,
+                &[$($crate::__private_v1::derived_items!(@variant $($variant)*)),*],
+            );
+            $crate::__private_v1::Some(&INFO)
+        };
+        // A check path cannot step into an enum (its variants hold
+        // different fields): `Tagged` and `NotAnObject` are no `Card`.
+        type Target = Self;
+        type Card = $crate::__private_v1::$card;
+    };
+    (@variant $rust_name:literal $json_name:literal unit) => {
+        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Unit)
+    };
+    // A struct variant: its fields and checks, described as a struct's are.
+    (@variant $rust_name:literal $json_name:literal fields: $fields:literal, shapes: [$(($($shape:tt)*))*], checks: $checks:literal) => {
+        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Fields({
+            static VARIANT: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::derived(
+                $rust_name,
+                "",
+                "",
+                $fields,
+                &[$({
+                    use $crate::__private_v1::nested_probes::*;
+                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+                }),*],
+                $checks,
+            );
+            &VARIANT
+        }))
+    };
+    // A tuple variant: the type of each element.
+    (@variant $rust_name:literal $json_name:literal tuple: [$(($($shape:tt)*))*]) => {
+        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Tuple(&[$({
+            use $crate::__private_v1::nested_probes::*;
+            $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+        }),*]))
+    };
+    // A newtype or tuple struct: the type of each element, its checks
+    // (`with` functions), and a binding per element, so none is reported
+    // as never read.
+    (
+        tuple: $ty:ident,
+        rust_name: $rust_name:literal,
+        tool_name: $tool_name:literal,
+        description: $description:literal,
+        shapes: [$(($($shape:tt)*))*],
+        checks: $checks:literal,
+        reads: [$($binding:ident)*] $(,)?
+    ) => {
+        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
+            $crate::__private_v1::require_nested::<$ty>();
+            #[allow(unused_variables)]
+            let $ty($($binding,)*);
+            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::tuple(
+                $rust_name,
+                $tool_name,
+                $description,
+                &[$({
+                    use $crate::__private_v1::nested_probes::*;
+                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+                }),*],
+                $checks,
+            );
+            $crate::__private_v1::Some(&INFO)
+        };
+        type Target = Self;
+        type Card = $crate::__private_v1::NotAnObject;
     };
     // A type whose derive failed: no description, but the type stays
     // `Extractable`, so its other uses compile and one mistake is one error.

@@ -18,7 +18,9 @@ use serde_json::Value;
 use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
-pub use extractable::{Extractable, TypeCache, require_extractable};
+pub use extractable::{
+    Extractable, ObjectRoot, TypeCache, generic_info, require_extractable, require_nested,
+};
 pub use sourced::Sourced;
 use structure::serde_violation;
 
@@ -68,7 +70,16 @@ pub(crate) fn validate_document<T: Extractable>(
     output: &Value,
     document: &Document,
 ) -> Result<Accepted<T>, Violations> {
-    let (value, sources) = validate_text::<T>(output, document.searchable_text())?;
+    validate_searchable::<T>(output, document.searchable_text())
+}
+
+/// [`validate_document`] against a document's searchable text alone
+/// (`None`: a PDF without a text layer, whose quotes are recorded unverified).
+pub(crate) fn validate_searchable<T: Extractable>(
+    output: &Value,
+    text: Option<&str>,
+) -> Result<Accepted<T>, Violations> {
+    let (value, sources) = validate_text::<T>(output, text)?;
     // A type alias can hide a `Sourced` from the type's description: what the walk met counts too.
     let known = TypeCache::of::<T>().has_sources || !sources.is_empty();
     Ok((value, known.then_some(sources)))

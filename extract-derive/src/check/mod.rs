@@ -46,8 +46,10 @@ pub enum PlaceholderTarget {
 
 const OPTION_KEYS: [&str; 4] = ["tolerance", "message", "code", "recoverable"];
 
-/// Parses every `#[check(...)]` of a struct.
-pub fn parse_all(attrs: &[Attribute], fields: &[Field], errors: &mut Errors) -> Vec<Check> {
+/// Parses every `#[check(...)]` of a struct or struct variant (`fields`
+/// its named fields), or of a newtype or tuple struct (`None`: only `with`
+/// functions, since a rule has no field names to read).
+pub fn parse_all(attrs: &[Attribute], fields: Option<&[Field]>, errors: &mut Errors) -> Vec<Check> {
     let mut checks = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("check")) {
         let parser = |input: ParseStream<'_>| parse_one(input, fields, errors);
@@ -60,7 +62,12 @@ pub fn parse_all(attrs: &[Attribute], fields: &[Field], errors: &mut Errors) -> 
     checks
 }
 
-fn parse_one(input: ParseStream<'_>, fields: &[Field], errors: &mut Errors) -> syn::Result<Option<Check>> {
+fn parse_one(
+    input: ParseStream<'_>,
+    named: Option<&[Field]>,
+    errors: &mut Errors,
+) -> syn::Result<Option<Check>> {
+    let fields = named.unwrap_or_default();
     let kind = if input.peek(syn::Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
         let key: syn::Ident = input.parse()?;
         if key != "with" {
@@ -77,7 +84,15 @@ fn parse_one(input: ParseStream<'_>, fields: &[Field], errors: &mut Errors) -> s
         Some(CheckKind::With(path))
     } else {
         let expr: Expr = input.parse()?;
-        ast::parse(&expr, fields, errors).map(CheckKind::Expr)
+        if named.is_none() {
+            errors.spanned(
+                &expr,
+                "a newtype's or tuple struct's fields have no names for a rule to read: check it with a function, `#[check(with = path::to::function)]`, that takes `&Self` and returns `Result<(), impl Display>`",
+            );
+            None
+        } else {
+            ast::parse(&expr, fields, errors).map(CheckKind::Expr)
+        }
     };
 
     let mut tolerance = None;

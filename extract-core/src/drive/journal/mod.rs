@@ -30,7 +30,7 @@ use crate::run::Facts;
 use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::{Counts, Postgres};
-use sqlite::{Header, Sqlite};
+use sqlite::{DeskReview, Header, Sqlite};
 
 /// Where a run keeps its memory. Only a description: nothing is opened,
 /// created or locked until a run (or a reader) opens it.
@@ -235,6 +235,51 @@ pub struct JournalSummary {
     pub failed: Vec<(String, String)>,
     /// The documents without an outcome yet.
     pub unfinished: Vec<String>,
+    /// What reviewers did (fixes and rejections), oldest first, for the
+    /// report's section of reviewer corrections.
+    pub reviews: Vec<Review>,
+}
+
+/// What a reviewer did to one escalated document, as the journal keeps it:
+/// a fix held to the type's checks, or a rejection of the source.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Review {
+    /// The document's id.
+    pub document: String,
+    /// Who reviewed it, as the reviewer gave it (`None` for a fix recorded
+    /// without a name, by [`Bulk::record_review`](crate::Bulk::record_review)).
+    pub reviewer: Option<String>,
+    /// When (RFC 3339, UTC), where recorded.
+    pub at: Option<String>,
+    /// What the reviewer decided.
+    pub decision: ReviewDecision,
+}
+
+/// A reviewer's decision on an escalated document.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Read once per review for a report: the size of a rejection does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum ReviewDecision {
+    /// A fix (a JSON merge patch over the last output) that passed all three layers.
+    Fixed {
+        /// The merge patch.
+        fix: Value,
+        /// The top-level fields it changed (JSON names), with their values
+        /// before (`null`: absent) ...
+        before: serde_json::Map<String, Value>,
+        /// ... and after (`null`: removed).
+        after: serde_json::Map<String, Value>,
+        /// The fingerprints (as displayed) of the violations the escalation
+        /// ended with, which the reviewer's answer overrode.
+        overrode: Vec<String>,
+    },
+    /// The source cannot be used (unreadable, not an invoice, ...): no value.
+    Rejected {
+        /// Why, in the reviewer's words.
+        reason: String,
+    },
 }
 
 impl Journal {
@@ -256,6 +301,7 @@ impl Journal {
             escalations: Vec::new(),
             failed: Vec::new(),
             unfinished: Vec::new(),
+            reviews: Vec::new(),
         };
         let unreadable = |id: &str| {
             Error::config(format!(
@@ -279,7 +325,161 @@ impl Journal {
                 (None, None) => summary.unfinished.push(row.id),
             }
         }
+        summary.reviews = self.reviews()?;
         Ok(summary)
+    }
+
+    /// Every review and rejection recorded for the run's documents as they
+    /// are now, oldest first (no lock: a run may have the journal open).
+    pub fn reviews(&self) -> Result<Vec<Review>, Error> {
+        let stored = match &self.kind {
+            Kind::Sqlite(path) => Sqlite::open_for_reading(path, None)?.reviews()?,
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                let settings = settings.clone();
+                outside_any_runtime(async move { Postgres::open(&settings, None).await?.reviews().await })?
+            }
+        };
+        Ok(reviews_from(stored))
+    }
+}
+
+/// Stored reviews and rejections, read back.
+fn reviews_from(stored: Vec<sqlite::StoredReview>) -> Vec<Review> {
+    let json = |text: &Option<String>| text.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let object = |text: &Option<String>| match json(text) {
+        Some(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    stored
+        .into_iter()
+        .map(|stored| {
+            let decision = match &stored.rejected {
+                Some(reason) => ReviewDecision::Rejected { reason: reason.clone() },
+                None => ReviewDecision::Fixed {
+                    fix: json(&stored.fix).unwrap_or(Value::Null),
+                    before: object(&stored.before),
+                    after: object(&stored.after),
+                    overrode: json(&stored.overrode)
+                        .and_then(|v| serde_json::from_value(v).ok())
+                        .unwrap_or_default(),
+                },
+            };
+            Review { document: stored.document, reviewer: stored.reviewer, at: stored.at, decision }
+        })
+        .collect()
+}
+
+/// The journal as the review desk uses it: opened for one type's tool,
+/// read-only for its pages, one short immediate transaction per decision.
+/// Synchronous (the desk calls it off its async threads).
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+pub(crate) struct DeskJournal {
+    path: PathBuf,
+    tool: String,
+    schema: String,
+}
+
+/// A document waiting for a reviewer, read from the journal.
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+pub(crate) struct Waiting {
+    pub id: String,
+    /// Its content digest in the journal, which a decision is recorded under.
+    pub content: String,
+    pub escalation: Escalation,
+}
+
+/// A reviewer's passing fix, ready to be recorded.
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+pub(crate) struct Fix<'a> {
+    pub document: &'a str,
+    pub content: &'a str,
+    pub fix: &'a Value,
+    /// The patched output, whole.
+    pub output: Value,
+    pub reviewer: &'a str,
+    pub at: &'a str,
+    pub before: &'a serde_json::Map<String, Value>,
+    pub after: &'a serde_json::Map<String, Value>,
+    pub overrode: &'a [String],
+}
+
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+impl DeskJournal {
+    /// Checks that `journal` is a journal of `tool`'s runs (and brings an
+    /// older format forward, the one write of opening it).
+    pub fn open(journal: &Journal, tool: &Tool) -> Result<DeskJournal, Error> {
+        let (path, tool, schema) = where_and_what(&journal.clone().checked()?, tool)?;
+        Sqlite::open_for_reading(&path, Some(&Header { tool: &tool, schema: &schema }))?;
+        Ok(DeskJournal { path, tool, schema })
+    }
+
+    fn header(&self) -> Header<'_> {
+        Header { tool: &self.tool, schema: &self.schema }
+    }
+
+    /// The journal's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every document waiting for a reviewer, in id order, and how many
+    /// were reviewed and rejected. Read-only.
+    pub fn waiting(&self) -> Result<(Vec<Waiting>, u64, u64), Error> {
+        let (rows, reviewed, rejected) = Sqlite::open_read_only(&self.path, &self.header())?.waiting()?;
+        let waiting = rows.into_iter().map(|row| self.read_back(row)).collect::<Result<_, _>>()?;
+        Ok((waiting, reviewed, rejected))
+    }
+
+    /// The ids of every waiting document, in id order, and document `id`
+    /// if it waits. Read-only; only its packet is read back.
+    pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
+        let (ids, row) = Sqlite::open_read_only(&self.path, &self.header())?.around(id)?;
+        let Some(row) = row else { return Ok((ids, None)) };
+        Ok((ids, Some(self.read_back(row)?)))
+    }
+
+    /// A waiting row with its escalation read back from the stored packet.
+    fn read_back(&self, row: sqlite::Waiting) -> Result<Waiting, Error> {
+        let escalation = stored::escalation_from(&row.packet).ok_or_else(|| {
+            Error::config(format!(
+                "journal {}: the outcome of document {} does not read back",
+                self.path.display(),
+                crate::quote_prefix(&row.id)
+            ))
+        })?;
+        Ok(Waiting { id: row.id, content: row.content, escalation })
+    }
+
+    /// Records a passing fix and the reviewed outcome; `Ok(false)` when
+    /// the document no longer waits (nothing recorded).
+    pub fn record_fix<T>(&self, fix: Fix<'_>, outcome: &Outcome<T>) -> Result<bool, Error> {
+        let row = OutcomeRow::new(fix.content, outcome, Some(fix.output.clone()));
+        let overrode = serde_json::to_string(fix.overrode).unwrap_or_default();
+        let review = DeskReview {
+            document: fix.document,
+            content: fix.content,
+            fix: &fix.fix.to_string(),
+            reviewer: fix.reviewer,
+            at: fix.at,
+            before: &Value::Object(fix.before.clone()).to_string(),
+            after: &Value::Object(fix.after.clone()).to_string(),
+            overrode: &overrode,
+        };
+        Sqlite::open_for_reading(&self.path, Some(&self.header()))?.desk_review(&review, &row)
+    }
+
+    /// Records a rejection; `Ok(false)` when the document no longer waits.
+    pub fn record_rejection(
+        &self,
+        document: &str,
+        content: &str,
+        reviewer: &str,
+        at: &str,
+        reason: &str,
+    ) -> Result<bool, Error> {
+        Sqlite::open_for_reading(&self.path, Some(&self.header()))?
+            .rejection(document, content, reviewer, at, reason)
     }
 }
 
@@ -304,6 +504,8 @@ pub(crate) struct Recorded {
     pub replies: BTreeMap<String, Vec<Reply>>,
     /// The reviewers' fixes, by document id (the last one counts).
     pub reviews: BTreeMap<String, Value>,
+    /// The documents a reviewer rejected (their source unusable).
+    pub rejected: BTreeSet<String>,
     /// The message batches created and not yet collected, oldest first,
     /// each with its documents and their attempts.
     pub open_batches: Vec<(String, Vec<(String, u32)>)>,
@@ -339,12 +541,14 @@ pub(crate) struct OpenBatch {
 
 impl Recorded {
     /// What the stored `events` (with their order `at`), `reviews`
-    /// (document, content, fix; oldest first) and `batches` say of the
+    /// (document, content, fix; oldest first), `rejections` (document,
+    /// content) and `batches` say of the
     /// documents whose content digests are `contents`: replies under another
     /// content are not replayed, and such documents are counted.
     pub(crate) fn from_events(
         mut events: Vec<(i64, Event)>,
         reviews: Vec<(String, String, String)>,
+        rejections: Vec<(String, String)>,
         batches: Vec<OpenBatch>,
         contents: &BTreeMap<String, String>,
     ) -> Result<Recorded, serde_json::Error> {
@@ -386,6 +590,11 @@ impl Recorded {
         for (document, content, fix) in reviews {
             if current(&document, &content) {
                 recorded.reviews.insert(document, serde_json::from_str(&fix).unwrap_or(Value::Null));
+            }
+        }
+        for (document, content) in rejections {
+            if current(&document, &content) {
+                recorded.rejected.insert(document);
             }
         }
         for batch in batches {
@@ -505,6 +714,21 @@ pub(crate) fn content_digest(run: &str, document: &Document) -> String {
         }
     }
     hash.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The journal's file, and the tool name and schema digest its header must
+/// hold, for the review desk, which reads SQLite journals only.
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+fn where_and_what(journal: &Journal, tool: &Tool) -> Result<(PathBuf, String, String), Error> {
+    let path = journal.path().ok_or_else(|| {
+        Error::config(format!(
+            "the review desk reads SQLite journals; journal {} is not one: review its escalations with \
+             Bulk::escalations and Bulk::record_review",
+            journal.shown()
+        ))
+    })?;
+    let (tool, schema) = header_of(tool);
+    Ok((path.to_path_buf(), tool, schema))
 }
 
 /// The tool name and schema digest a journal's header must hold: what

@@ -114,7 +114,21 @@ CREATE TABLE extract_reviews (
     run TEXT NOT NULL,
     document TEXT NOT NULL,
     content TEXT NOT NULL,
-    fix TEXT NOT NULL
+    fix TEXT NOT NULL,               -- the merge patch, as JSON
+    reviewer TEXT,                   -- who, when and what changed, where recorded
+    reviewed_at TEXT,                -- RFC 3339
+    fields_before TEXT,              -- the changed fields before and after, JSON objects
+    fields_after TEXT,
+    overrode TEXT                    -- the fingerprints of the violations overridden, a JSON list
+);
+CREATE TABLE extract_rejections (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    rejected_at TEXT NOT NULL,       -- RFC 3339
+    reason TEXT NOT NULL
 );
 CREATE INDEX extract_replies_by_document ON extract_replies (run, document, at);
 CREATE INDEX extract_failures_by_document ON extract_failures (run, document, at);
@@ -954,7 +968,7 @@ impl Postgres {
         only: Option<&str>,
     ) -> Result<Recorded, Error> {
         let run = &self.settings.run;
-        let (events, reviews, batches) = self
+        let (events, reviews, rejections, batches) = self
             .retrying("cannot read it", |client| async move {
                 // One round trip for a document's events and reviews, in the order they happened.
                 let rows = client
@@ -967,12 +981,15 @@ impl Postgres {
                              WHERE run = $1 AND ($2::text IS NULL OR document = $2)
                          UNION ALL SELECT 'review', at, document, content, NULL, fix, false FROM extract_reviews
                              WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'rejected', at, document, content, NULL, NULL, false FROM extract_rejections
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
                          ORDER BY 2",
                         &[run, &only],
                     )
                     .await?;
                 let mut events = Vec::new();
                 let mut reviews = Vec::new();
+                let mut rejections = Vec::new();
                 for row in rows {
                     let (kind, at, document): (&str, i64, String) = (row.get(0), row.get(1), row.get(2));
                     match kind {
@@ -987,12 +1004,13 @@ impl Postgres {
                             at,
                             Event::Resent { document, batch: row.get(4), counted: row.get(6) },
                         )),
+                        "rejected" => rejections.push((document, row.get(3))),
                         _ => reviews.push((document, row.get(3), row.get(5))),
                     }
                 }
                 if only.is_some() {
                     // One document's records, for a worker that claimed it: batches are the coordinator's.
-                    return Ok((events, reviews, Vec::new()));
+                    return Ok((events, reviews, rejections, Vec::new()));
                 }
                 let batches = client
                     .query(
@@ -1010,10 +1028,10 @@ impl Postgres {
                         id: r.get(4),
                     })
                     .collect();
-                Ok((events, reviews, batches))
+                Ok((events, reviews, rejections, batches))
             })
             .await?;
-        Recorded::from_events(events, reviews, batches, contents).map_err(|e| {
+        Recorded::from_events(events, reviews, rejections, batches, contents).map_err(|e| {
             Error::config(format!("journal {}: a recorded reply does not read back: {e}", self.shown))
         })
     }
@@ -1049,6 +1067,43 @@ impl Postgres {
                         facts: json(row.get(5)).unwrap_or_default(),
                         failure: row.get(6),
                     }
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Every review and rejection of the run's documents as they are now, oldest first.
+    pub async fn reviews(&self) -> Result<Vec<super::sqlite::StoredReview>, Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot read its reviews", |client| async move {
+            let rows = client
+                .query(
+                    "SELECT r.at, r.document, r.reviewer, r.reviewed_at, r.fix, r.fields_before, r.fields_after,
+                            r.overrode, NULL
+                     FROM extract_reviews r
+                     JOIN extract_documents d ON d.run = r.run AND d.id = r.document AND d.content = r.content
+                     WHERE r.run = $1
+                     UNION ALL
+                     SELECT j.at, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
+                     FROM extract_rejections j
+                     JOIN extract_documents d ON d.run = j.run AND d.id = j.document AND d.content = j.content
+                     WHERE j.run = $1
+                     ORDER BY 1",
+                    &[run],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|r| super::sqlite::StoredReview {
+                    document: r.get(1),
+                    reviewer: r.get(2),
+                    at: r.get(3),
+                    fix: r.get(4),
+                    before: r.get(5),
+                    after: r.get(6),
+                    overrode: r.get(7),
+                    rejected: r.get(8),
                 })
                 .collect())
         })

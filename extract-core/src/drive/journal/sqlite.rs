@@ -27,8 +27,10 @@ use crate::Error;
 pub(crate) const APPLICATION_ID: i32 = 0x4558_5452;
 
 /// The schema's version (`user_version`). A journal of a newer version is
-/// refused; later versions migrate older ones forward.
-pub(crate) const FORMAT: i32 = 1;
+/// refused; later versions migrate older ones forward ([`migrate`]): format 2
+/// added who reviewed, when, the fields before and after, the checks
+/// overridden, and rejected documents.
+pub(crate) const FORMAT: i32 = 2;
 
 /// The schema of a run: its header, documents, replies, outcomes, batch
 /// intents and ids, resends, failures and reviews. `at` orders the events
@@ -92,6 +94,25 @@ CREATE TABLE reviews (
     document TEXT NOT NULL,
     content TEXT NOT NULL,
     fix TEXT NOT NULL
+);
+";
+
+/// What format 2 adds to format 1: each review's reviewer, time (RFC 3339),
+/// the changed fields before and after (JSON objects) and the fingerprints
+/// of the violations it overrode (a JSON list); rejected documents.
+const FORMAT_2: &str = "
+ALTER TABLE reviews ADD COLUMN reviewer TEXT;
+ALTER TABLE reviews ADD COLUMN reviewed_at TEXT;
+ALTER TABLE reviews ADD COLUMN before TEXT;
+ALTER TABLE reviews ADD COLUMN after TEXT;
+ALTER TABLE reviews ADD COLUMN overrode TEXT;
+CREATE TABLE rejections (
+    at INTEGER PRIMARY KEY,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    rejected_at TEXT NOT NULL,  -- RFC 3339
+    reason TEXT NOT NULL
 );
 ";
 
@@ -187,6 +208,7 @@ impl Sqlite {
             create(&connection, path, header)?;
         } else {
             check_header(&connection, path, header)?;
+            migrate(&connection, path)?;
         }
         connection
             .pragma_update(None, "journal_mode", "WAL")
@@ -223,6 +245,7 @@ impl Sqlite {
             Some(header) => check_header(&connection, path, header)?,
             None => check_ours(&connection, path)?,
         }
+        migrate(&connection, path)?;
         connection
             .pragma_update(None, "synchronous", "FULL")
             .map_err(|e| db(path, "cannot set synchronous=FULL", e))?;
@@ -430,6 +453,233 @@ impl Sqlite {
     }
 }
 
+/// Whether `document` (of content `content`) still waits for a reviewer:
+/// escalated, not reviewed, not rejected.
+const WAITING: &str =
+    "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+     WHERE d.id = ?1 AND d.content = ?2 AND o.status = 'escalated' AND o.reviewed = 0
+       AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)";
+
+impl Sqlite {
+    /// Opens an existing journal of `header`'s tool read-only: what the
+    /// desk reads (SQLite's WAL lets it read while a run writes; the busy
+    /// timeout covers a checkpoint). It records nothing and takes no lock.
+    pub fn open_read_only(path: &Path, header: &Header<'_>) -> Result<Sqlite, Error> {
+        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| db(path, "cannot open it to read", e))?;
+        connection.busy_timeout(Duration::from_secs(10)).map_err(|e| db(path, "cannot open it", e))?;
+        check_header(&connection, path, header)?;
+        Ok(Sqlite {
+            path: path.to_path_buf(),
+            connection: Mutex::new(connection),
+            next_at: Mutex::new(0),
+            _lock: None,
+        })
+    }
+
+    /// Every document that waits for a reviewer (escalated for its current
+    /// content, neither reviewed nor rejected), in id order, with its
+    /// content digest and outcome packet; and how many were reviewed and
+    /// rejected.
+    pub fn waiting(&self) -> Result<(Vec<Waiting>, u64, u64), Error> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let read = (|| {
+            let mut select = connection.prepare(
+                "SELECT d.id, d.content, o.packet FROM documents d
+                 JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE o.status = 'escalated' AND o.reviewed = 0
+                   AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)
+                 ORDER BY d.id",
+            )?;
+            let rows = select.query_map([], |r| {
+                let packet: String = r.get(2)?;
+                Ok(Waiting {
+                    id: r.get(0)?,
+                    content: r.get(1)?,
+                    packet: serde_json::from_str(&packet).unwrap_or(serde_json::Value::Null),
+                })
+            })?;
+            let waiting = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            let count = |sql: &str| connection.query_row(sql, [], |r| r.get::<_, i64>(0));
+            let reviewed = count(
+                "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE o.reviewed = 1",
+            )?;
+            let rejected = count(
+                "SELECT count(DISTINCT r.document) FROM rejections r JOIN documents d
+                 ON d.id = r.document AND d.content = r.content",
+            )?;
+            Ok((waiting, reviewed as u64, rejected as u64))
+        })();
+        read.map_err(|e| db(&self.path, "cannot read its review queue", e))
+    }
+
+    /// The ids of every document that waits for a reviewer, in id order,
+    /// and document `id`'s content digest and outcome packet if it is one:
+    /// what a document's page needs, without reading every packet.
+    pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let read = (|| {
+            let mut select = connection.prepare(
+                "SELECT d.id FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE o.status = 'escalated' AND o.reviewed = 0
+                   AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)
+                 ORDER BY d.id",
+            )?;
+            let ids =
+                select.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            if ids.binary_search_by(|probe| probe.as_str().cmp(id)).is_err() {
+                return Ok((ids, None));
+            }
+            let (content, packet): (String, String) = connection.query_row(
+                "SELECT d.content, o.packet FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
+                 WHERE d.id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let packet = serde_json::from_str(&packet).unwrap_or(serde_json::Value::Null);
+            Ok((ids, Some(Waiting { id: id.to_string(), content, packet })))
+        })();
+        read.map_err(|e| db(&self.path, "cannot read its review queue", e))
+    }
+
+    /// A reviewer's fix from the desk (already validated) and the reviewed
+    /// outcome, in one immediate transaction (short: one check and three
+    /// writes). `Ok(false)` records nothing: the document no longer waits
+    /// (another reviewer was first, or a run changed it).
+    pub fn desk_review(&self, review: &DeskReview<'_>, outcome: &OutcomeRow) -> Result<bool, Error> {
+        self.immediate("cannot record a review", |t, at| {
+            if t.query_row(WAITING, params![review.document, review.content], |r| r.get::<_, i64>(0))? == 0 {
+                return Ok(false);
+            }
+            t.execute(
+                "INSERT INTO reviews (at, document, content, fix, reviewer, reviewed_at, before, after, overrode)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    at,
+                    review.document,
+                    review.content,
+                    review.fix,
+                    review.reviewer,
+                    review.at,
+                    review.before,
+                    review.after,
+                    review.overrode
+                ],
+            )?;
+            write_outcome(t, review.document, outcome)?;
+            t.execute("UPDATE outcomes SET reviewed = 1 WHERE document = ?1", params![review.document])?;
+            Ok(true)
+        })
+    }
+
+    /// A document rejected by a reviewer (its source is unusable), in one
+    /// immediate transaction; `Ok(false)` records nothing: it no longer waits.
+    pub fn rejection(
+        &self,
+        document: &str,
+        content: &str,
+        reviewer: &str,
+        rejected_at: &str,
+        reason: &str,
+    ) -> Result<bool, Error> {
+        self.immediate("cannot record a rejection", |t, at| {
+            if t.query_row(WAITING, params![document, content], |r| r.get::<_, i64>(0))? == 0 {
+                return Ok(false);
+            }
+            t.execute(
+                "INSERT INTO rejections (at, document, content, reviewer, rejected_at, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![at, document, content, reviewer, rejected_at, reason],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Runs `work` in an immediate transaction (the write lock taken first,
+    /// so what it checks cannot change before it writes), with the next
+    /// `at` read inside it: a run writing the journal meanwhile cannot take
+    /// the same one.
+    fn immediate<R>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&rusqlite::Transaction<'_>, i64) -> rusqlite::Result<R>,
+    ) -> Result<R, Error> {
+        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let done = (|| {
+            let transaction =
+                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let at = next_at(&transaction)?;
+            let result = work(&transaction, at)?;
+            transaction.commit()?;
+            Ok(result)
+        })();
+        done.map_err(|e| db(&self.path, what, e))
+    }
+
+    /// Every review and rejection of the run's documents as they are now,
+    /// oldest first: the fixes as (document, reviewer, time, fix, before,
+    /// after, overrode), the rejections as (document, reviewer, time, reason).
+    pub fn reviews(&self) -> Result<Vec<StoredReview>, Error> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let read = (|| {
+            let mut select = connection.prepare(
+                "SELECT r.at, r.document, r.reviewer, r.reviewed_at, r.fix, r.before, r.after, r.overrode, NULL
+                 FROM reviews r JOIN documents d ON d.id = r.document AND d.content = r.content
+                 UNION ALL
+                 SELECT j.at, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
+                 FROM rejections j JOIN documents d ON d.id = j.document AND d.content = j.content
+                 ORDER BY 1",
+            )?;
+            let rows = select.query_map([], |r| {
+                Ok(StoredReview {
+                    document: r.get(1)?,
+                    reviewer: r.get(2)?,
+                    at: r.get(3)?,
+                    fix: r.get(4)?,
+                    before: r.get(5)?,
+                    after: r.get(6)?,
+                    overrode: r.get(7)?,
+                    rejected: r.get(8)?,
+                })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })();
+        read.map_err(|e| db(&self.path, "cannot read its reviews", e))
+    }
+}
+
+/// A document waiting for a reviewer: its id, content digest and outcome packet.
+pub(crate) struct Waiting {
+    pub id: String,
+    pub content: String,
+    pub packet: serde_json::Value,
+}
+
+/// A desk review as the journal stores it (JSON texts).
+pub(crate) struct DeskReview<'a> {
+    pub document: &'a str,
+    pub content: &'a str,
+    pub fix: &'a str,
+    pub reviewer: &'a str,
+    pub at: &'a str,
+    pub before: &'a str,
+    pub after: &'a str,
+    pub overrode: &'a str,
+}
+
+/// One review or rejection read back (JSON texts; `rejected` is a rejection's reason).
+pub(crate) struct StoredReview {
+    pub document: String,
+    pub reviewer: Option<String>,
+    pub at: Option<String>,
+    pub fix: Option<String>,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub overrode: Option<String>,
+    pub rejected: Option<String>,
+}
+
 /// One document of a journal's run, as exported.
 pub(crate) struct Exported {
     pub id: String,
@@ -495,7 +745,7 @@ fn create(connection: &Connection, path: &Path, header: &Header<'_>) -> Result<(
     let made = (|| {
         let transaction = connection.unchecked_transaction()?;
         transaction.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT}; {SCHEMA}"
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT}; {SCHEMA} {FORMAT_2}"
         ))?;
         transaction.execute(
             "INSERT INTO run (key, value) VALUES ('tool', ?1), ('schema', ?2), ('format', ?3)",
@@ -504,6 +754,29 @@ fn create(connection: &Connection, path: &Path, header: &Header<'_>) -> Result<(
         transaction.commit()
     })();
     made.map_err(|e| db(path, "cannot create it", e))
+}
+
+/// Brings a journal of an older format (checked ours, not newer) up to
+/// [`FORMAT`], in one immediate transaction: two openers at once migrate it
+/// once, the second finding it done.
+fn migrate(connection: &Connection, path: &Path) -> Result<(), Error> {
+    let version = |c: &Connection| {
+        c.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get::<_, i32>(0))
+    };
+    let done = (|| {
+        if version(connection)? >= FORMAT {
+            return Ok(());
+        }
+        let transaction =
+            rusqlite::Transaction::new_unchecked(connection, rusqlite::TransactionBehavior::Immediate)?;
+        if version(&transaction)? < 2 {
+            transaction.execute_batch(FORMAT_2)?;
+        }
+        transaction.execute_batch(&format!("PRAGMA user_version = {FORMAT}"))?;
+        transaction.execute("UPDATE run SET value = ?1 WHERE key = 'format'", params![FORMAT.to_string()])?;
+        transaction.commit()
+    })();
+    done.map_err(|e| db(path, &format!("cannot bring it to format {FORMAT}"), e))
 }
 
 /// The first bytes of a file, for an error message.
@@ -566,7 +839,8 @@ fn check_header(connection: &Connection, path: &Path, header: &Header<'_>) -> Re
 fn next_at(connection: &Connection) -> rusqlite::Result<i64> {
     connection.query_row(
         "SELECT 1 + max(coalesce((SELECT max(at) FROM replies), 0), coalesce((SELECT max(at) FROM failures), 0),
-                        coalesce((SELECT max(at) FROM resends), 0), coalesce((SELECT max(at) FROM reviews), 0))",
+                        coalesce((SELECT max(at) FROM resends), 0), coalesce((SELECT max(at) FROM reviews), 0),
+                        coalesce((SELECT max(at) FROM rejections), 0))",
         [],
         |r| r.get(0),
     )
@@ -601,6 +875,7 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
         }
     }
     let mut reviews = Vec::new();
+    let mut rejections = Vec::new();
     let mut batches = Vec::new();
     {
         let mut select = connection.prepare("SELECT document, content, fix FROM reviews ORDER BY at")?;
@@ -609,6 +884,11 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
         })?;
         for row in rows {
             reviews.push(row?);
+        }
+        let mut select = connection.prepare("SELECT document, content FROM rejections")?;
+        let rows = select.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            rejections.push(row?);
         }
         let mut select = connection.prepare(
             "SELECT intent, created_at, requests, documents, id FROM batches
@@ -627,6 +907,52 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
             batches.push(row?);
         }
     }
-    Recorded::from_events(events, reviews, batches, contents)
+    Recorded::from_events(events, reviews, rejections, batches, contents)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_of_format_1_is_brought_to_format_2_by_its_first_writer_and_keeps_its_rows() {
+        let dir = std::env::temp_dir().join(format!("extract-journal-migrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("old.db");
+        let _ = std::fs::remove_file(&path);
+        {
+            // A journal as format 1 wrote it, with one review.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; {SCHEMA}"
+            ))
+            .unwrap();
+            old.execute_batch(
+                "INSERT INTO run (key, value) VALUES ('tool', 't'), ('schema', 's'), ('format', '1');
+                 INSERT INTO documents (id, content, state) VALUES ('d', 'c', 'valid');
+                 INSERT INTO reviews (at, document, content, fix) VALUES (1, 'd', 'c', '{\"total\":3}');",
+            )
+            .unwrap();
+        }
+        let header = Header { tool: "t", schema: "s" };
+        let journal = Sqlite::open_for_reading(&path, Some(&header)).unwrap();
+        let reviews = journal.reviews().unwrap();
+        assert_eq!(reviews.len(), 1);
+        assert_eq!(
+            (reviews[0].fix.as_deref(), reviews[0].reviewer.as_deref()),
+            (Some("{\"total\":3}"), None)
+        );
+        drop(journal);
+        let db = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let version: i32 =
+            db.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get(0)).unwrap();
+        let format: String =
+            db.query_row("SELECT value FROM run WHERE key = 'format'", [], |r| r.get(0)).unwrap();
+        assert_eq!((version, format.as_str()), (FORMAT, "2"));
+        // A read-only reader of the migrated journal sees the new tables.
+        let reader = Sqlite::open_read_only(&path, &header).unwrap();
+        assert_eq!(reader.waiting().unwrap().0.len(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -60,7 +60,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use compare::{Comparison, Paired};
-pub use score::{CaseScore, Counts, Match, Rule, Verdict};
+pub use score::{CaseScore, Counts, Equal, Match, Rule, Verdict};
 
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Usage};
 

@@ -206,7 +206,7 @@ fn misfit_object(
     depth: usize,
 ) -> Option<String> {
     let schema = resolve(schema, root);
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return None };
+    let properties = schema.get("properties").and_then(Value::as_object)?;
     let at = |name: &str| if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") };
     for key in object.keys() {
         if !properties.contains_key(key) {

@@ -83,6 +83,9 @@ impl Counts {
     }
 }
 
+/// A caller's comparison: `(value, truth) -> equal`.
+pub type Equal = dyn Fn(&Value, &Value) -> bool + Send + Sync;
+
 /// How a field's value is compared with its truth. A field without a rule
 /// of its own takes its kind's: numbers numerically (`140` equals `140.0`),
 /// dates as dates, everything else exactly.
@@ -100,7 +103,7 @@ pub enum Rule {
     /// The same calendar date (`YYYY-MM-DD`, any time after it ignored).
     Date,
     /// The caller's own: `(value, truth) -> equal`, both non-null.
-    Custom(Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>),
+    Custom(Arc<Equal>),
 }
 
 impl Rule {

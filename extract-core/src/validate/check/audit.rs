@@ -240,6 +240,20 @@ impl<'d> Audit<'d> {
     }
 }
 
+/// The byte range of `quote` in `text`, found as the semantic layer finds
+/// it (whitespace normalised on both sides, the text's case): for pages
+/// that highlight a quote the layer would accept. `None` when absent or empty.
+#[cfg(feature = "desk")]
+pub(crate) fn locate_quote(text: &str, quote: &str) -> Option<Range<usize>> {
+    let quote = normalize_whitespace(quote);
+    if quote.is_empty() {
+        return None;
+    }
+    let normalized = Normalized::of(text);
+    let at = normalized.text.find(&quote)?;
+    Some(normalized.original(at..at + quote.len()))
+}
+
 /// A text with every run of whitespace made one space (ends trimmed), and
 /// for each of its bytes the byte of the original it came from, so a match
 /// in the normalised text maps back to the original bytes.
@@ -359,6 +373,13 @@ pub trait Audited {
         Some(info) => &Shape::Named(info),
         None => &Shape::Leaf,
     };
+
+    /// The description of a derived generic type (see
+    /// [`Shape::Generic`]): its `SHAPE` points here.
+    #[doc(hidden)]
+    fn __generic_info() -> &'static TypeInfo {
+        described(Self::TYPE_INFO)
+    }
 
     /// For check paths ([`Hop`](super::Hop)): the struct a step into this value reaches.
     /// The same impl serves the walk and the paths, so a derived type writes

@@ -23,6 +23,21 @@ pub struct Many;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Own;
 
+/// The [`Audited::Card`] of a derived enum whose JSON is always an object
+/// (internally or adjacently tagged): like [`Stop`], no check path steps
+/// into it (its variants hold different fields), but it can be the
+/// top-level type of an extraction (`ObjectRoot`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tagged;
+
+/// The [`Audited::Card`] of a derived type whose JSON is not always an
+/// object (a unit-only or externally tagged enum, a newtype, a tuple
+/// struct): like [`Stop`], no check path steps into it, and it cannot be
+/// the top-level type of an extraction (its name says why in the error
+/// that asking for its tool gives).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotAnObject;
+
 /// How many values a path names so far; combined hop by hop with [`Or`].
 /// [`Stop`] is none: a value whose `Audited::Card` it is cannot be stepped into.
 pub trait Card: Copy + Default {
@@ -104,6 +119,8 @@ reach_table! {
     Many: plural Many, wrapped Many;
     Own: plural Many, wrapped One;
     Stop: plural Stop, wrapped Stop;
+    Tagged: plural Stop, wrapped Stop;
+    NotAnObject: plural Stop, wrapped Stop;
 }
 
 /// What [`Audited::visit`] does when an impl does not say, chosen by the
@@ -125,6 +142,8 @@ pub trait VisitsNothing {}
 impl VisitsNothing for One {}
 impl VisitsNothing for Many {}
 impl VisitsNothing for Stop {}
+impl VisitsNothing for Tagged {}
+impl VisitsNothing for NotAnObject {}
 
 impl<C: VisitsNothing, T: Audited + ?Sized> DefaultVisit<T> for C {
     fn visit<'a, F: FnMut(&'a T::Target)>(_value: &'a T, _f: &mut F) {}
@@ -141,9 +160,9 @@ pub struct Stop;
 /// writes one impl for the walk and the paths both; this trait only names
 /// the values whose `Card` is a [`Card`].
 #[diagnostic::on_unimplemented(
-    message = "a check path cannot pass through `{Self}`: it does not derive `Extractable`",
-    label = "this step needs a type that derives `Extractable`",
-    note = "every type a check path passes through must `#[derive(Extractable)]` (or be an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one)"
+    message = "a check path cannot pass through `{Self}`: it is not a struct with named fields that derives `Extractable`",
+    label = "this step needs a struct that derives `Extractable`",
+    note = "every type a check path passes through must be a struct with named fields that `#[derive(Extractable)]` (or an `Option`, `Box`, `Arc`, `Rc`, `Vec`, `VecDeque`, array, slice, set or map of one); an enum's variants hold different fields, so put the check on the struct variant, and a newtype's check is a `#[check(with = ...)]` on it"
 )]
 pub trait Hop: Audited<Card: Card> {}
 

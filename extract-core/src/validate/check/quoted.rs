@@ -30,6 +30,8 @@ impl<'v> Quoted<'v> {
     /// `Cow<str>`), a number of any primitive type (and `Decimal`), a date
     /// (`chrono`'s `NaiveDate`, and the date of a `NaiveDateTime`), each
     /// also inside an `Option`; anything else is unchecked.
+    // A downcast to `Box<str>` hands out a `&Box<str>`.
+    #[allow(clippy::borrowed_box)]
     pub fn of(value: &'v dyn Any) -> Quoted<'v> {
         macro_rules! kinds {
             ($($ty:ty => $make:expr),* $(,)?) => {

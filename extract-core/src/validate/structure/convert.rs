@@ -106,7 +106,7 @@ impl Converter<'_> {
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
                 let path = path.key(name);
-                let recoverable = self.info.recoverable_at(&path);
+                let recoverable = self.info.recoverable_at(&path, self.value);
                 out.push(
                     structure(Code::MISSING_FIELD, path, missing_message(false, recoverable).into())
                         .recoverable(recoverable),
@@ -313,8 +313,8 @@ impl Converter<'_> {
     /// A value of the wrong JSON type; `null` for a field is `missing_field`.
     fn mismatch(&self, path: FieldPath, instance: &Value, expected: &[String]) -> Violation {
         if instance.is_null() && matches!(path.segments().last(), Some(Segment::Key(_))) {
-            let field = self.info.field_at(&path);
-            let recoverable = self.info.recoverable_at(&path);
+            let field = self.info.field_at(&path, self.value);
+            let recoverable = self.info.recoverable_at(&path, self.value);
             let message = if field.is_none_or(|f| f.required) {
                 missing_message(true, recoverable)
             } else {
@@ -338,6 +338,41 @@ impl Converter<'_> {
         branches: &[Vec<ValidationError<'static>>],
         out: &mut Vec<Violation>,
     ) {
+        // An enum's union: the branch its tag chose, or one violation at the
+        // tag naming the allowed ones.
+        match self.discriminated(error.schema_path(), instance) {
+            Some(Discriminated::Branch(i)) if i < branches.len() => {
+                return self.convert_all(&branches[i], out);
+            }
+            Some(Discriminated::UnknownTag { key, allowed }) => {
+                let allowed =
+                    join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
+                let (code, message) = match instance.get(&key) {
+                    Some(tag) if !tag.is_null() => {
+                        (Code::INVALID_VALUE, format!("{} is not one of {allowed}", show(tag)))
+                    }
+                    _ => (Code::MISSING_FIELD, format!("missing; give one of {allowed}")),
+                };
+                out.push(Violation::new(Layer::Structure, code, path.key(key), message));
+                return;
+            }
+            Some(Discriminated::UnknownKey { allowed }) => {
+                let allowed =
+                    join_list(&allowed.iter().map(|a| show(&Value::from(a.as_str()))).collect::<Vec<_>>());
+                let keys = instance.as_object().map(|o| o.keys().collect::<Vec<_>>()).unwrap_or_default();
+                // Never every key of a hostile object: one, or how many.
+                let message = match keys.as_slice() {
+                    [key] => format!("the variant {} is not one of {allowed}", quote_prefix(key)),
+                    _ => format!(
+                        "must name one variant, {allowed}, as its only key; got {}",
+                        count(keys.len(), "key")
+                    ),
+                };
+                out.push(Violation::new(Layer::Structure, Code::INVALID_VALUE, path, message));
+                return;
+            }
+            _ => {}
+        }
         let here = error.instance_path();
         let at_here = |e: &ValidationError<'_>| e.instance_path() == here;
         let shaped: Vec<&Vec<ValidationError<'static>>> = branches
@@ -373,6 +408,74 @@ impl Converter<'_> {
             let best = shaped.iter().min_by_key(|errors| errors.len()).expect("not empty");
             self.convert_all(best, out);
         }
+    }
+
+    /// For the union at `schema_path` that is a tagged enum's: which branch
+    /// `instance` chose. Internally and adjacently tagged, every branch is an
+    /// object that pins one property (the tag) to one string; externally
+    /// tagged, every object branch requires exactly one property (the
+    /// variant's tag), beside string branches (unit variants). `None` when
+    /// the union is not one of these, or the instance is no object.
+    fn discriminated(&self, schema_path: &Location, instance: &Value) -> Option<Discriminated> {
+        let object = instance.as_object()?;
+        let node = self.root.pointer(schema_path.as_str())?.as_array()?;
+        let branches: Vec<&Value> = node.iter().map(|b| self.resolve(b)).collect();
+        let pinned = |branch: &Value, key: &str| -> Option<String> {
+            let property = self.resolve(branch.get("properties")?.get(key)?);
+            let value =
+                property.get("const").or_else(|| match property.get("enum")?.as_array()?.as_slice() {
+                    [one] => Some(one),
+                    _ => None,
+                })?;
+            value.as_str().map(str::to_string)
+        };
+        // Internally or adjacently tagged: a key every branch pins.
+        let first = branches.first()?;
+        let keys = first.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys());
+        for key in keys {
+            let tags: Option<Vec<String>> = branches.iter().map(|b| pinned(b, key)).collect();
+            let Some(tags) = tags else { continue };
+            let chosen = object.get(key).and_then(Value::as_str);
+            return Some(match tags.iter().position(|t| Some(t.as_str()) == chosen) {
+                Some(i) => Discriminated::Branch(i),
+                None => Discriminated::UnknownTag { key: key.clone(), allowed: tags },
+            });
+        }
+        // Externally tagged: object branches each require one key.
+        let mut allowed = Vec::new();
+        let mut chosen = None;
+        for (i, branch) in branches.iter().enumerate() {
+            if let Some(value) = branch.get("const").or_else(|| branch.get("enum")?.as_array()?.first()) {
+                allowed.push(value.as_str()?.to_string());
+                continue;
+            }
+            let [Value::String(key)] = branch.get("required")?.as_array()?.as_slice() else { return None };
+            if branch.get("properties")?.as_object()?.len() != 1 {
+                return None;
+            }
+            if object.len() == 1 && object.contains_key(key) {
+                chosen = Some(i);
+            }
+            allowed.push(key.clone());
+        }
+        Some(match chosen {
+            Some(i) => Discriminated::Branch(i),
+            None => Discriminated::UnknownKey { allowed },
+        })
+    }
+
+    /// `schema`, or what its `$ref` names (a few hops).
+    fn resolve<'v>(&'v self, mut schema: &'v Value) -> &'v Value {
+        for _ in 0..MAX_REF_HOPS {
+            match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+                Some(pointer) => match self.root.pointer(pointer) {
+                    Some(target) => schema = target,
+                    None => break,
+                },
+                None => break,
+            }
+        }
+        schema
     }
 
     /// What the branches of the union at `schema_path` accept, described.
@@ -416,6 +519,16 @@ impl Converter<'_> {
         text.push(')');
         text
     }
+}
+
+/// The branch of a tagged enum's union an output chose.
+enum Discriminated {
+    /// The branch at this index.
+    Branch(usize),
+    /// Internally or adjacently tagged: the tag `key` names no variant.
+    UnknownTag { key: String, allowed: Vec<String> },
+    /// Externally tagged: the object's key names no variant.
+    UnknownKey { allowed: Vec<String> },
 }
 
 /// One alternative a schema accepts: an exact value or a JSON type.

@@ -56,7 +56,7 @@ pub fn serde_violation(
         } else {
             path.key(name)
         };
-        let recoverable = info.recoverable_at(&path);
+        let recoverable = info.recoverable_at(&path, value);
         return structure(Code::MISSING_FIELD, path, missing_message(false, recoverable).into())
             .recoverable(recoverable);
     }
@@ -89,7 +89,7 @@ pub fn serde_violation(
     let expected = text.rsplit_once(", expected ").map(|(_, e)| rust_expected(e));
     if text.starts_with("invalid type: ") || text.starts_with("invalid value: ") {
         if found.is_some_and(Value::is_null) && matches!(path.segments().last(), Some(Segment::Key(_))) {
-            let recoverable = info.recoverable_at(&path);
+            let recoverable = info.recoverable_at(&path, value);
             return structure(Code::MISSING_FIELD, path, missing_message(true, recoverable).into())
                 .recoverable(recoverable);
         }
