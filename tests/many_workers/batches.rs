@@ -23,8 +23,16 @@ use crate::workers::digest;
 /// (`in_progress` for two polls, then `ended`), results, and the list.
 #[derive(Default)]
 struct Stand {
-    /// Each batch: its id, its requests (custom_id, params), its polls.
-    batches: Vec<(String, Vec<(String, Value)>, usize, String)>,
+    batches: Vec<Held>,
+}
+
+/// A batch the stand-in made.
+struct Held {
+    id: String,
+    /// Its requests, as (custom_id, params).
+    requests: Vec<(String, Value)>,
+    polls: usize,
+    created_at: String,
 }
 
 /// Now, as the API writes a time.
@@ -89,7 +97,7 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
             let id = format!("msgbatch_{:03}", stand.batches.len() + 1);
             let created_at = now_rfc3339();
             let made = object(&id, requests.len(), false, base, &created_at);
-            stand.batches.push((id, requests, 0, created_at));
+            stand.batches.push(Held { id, requests, polls: 0, created_at });
             made.to_string().into_bytes()
         }
         ("GET", ["v1", "messages", listed]) if listed.starts_with("batches") => {
@@ -97,21 +105,23 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
                 .batches
                 .iter()
                 .rev()
-                .map(|(id, requests, _, at)| object(id, requests.len(), true, base, at))
+                .map(|b| object(&b.id, b.requests.len(), true, base, &b.created_at))
                 .collect();
             json!({"data": data, "has_more": false, "first_id": null, "last_id": null})
                 .to_string()
                 .into_bytes()
         }
         ("GET", ["v1", "messages", "batches", id]) => {
-            let held = stand.batches.iter_mut().find(|b| b.0 == *id).unwrap();
-            held.2 += 1;
-            object(&held.0, held.1.len(), held.2 > 2, base, &held.3).to_string().into_bytes()
+            let held = stand.batches.iter_mut().find(|b| b.id == *id).unwrap();
+            held.polls += 1;
+            object(&held.id, held.requests.len(), held.polls > 2, base, &held.created_at)
+                .to_string()
+                .into_bytes()
         }
         ("GET", ["v1", "messages", "batches", id, "results"]) => {
-            let held = stand.batches.iter().find(|b| b.0 == *id).unwrap();
+            let held = stand.batches.iter().find(|b| b.id == *id).unwrap();
             let mut lines = String::new();
-            for (custom_id, params) in &held.1 {
+            for (custom_id, params) in &held.requests {
                 let result = json!({"type": "succeeded", "message": model(params)});
                 lines.push_str(&json!({"custom_id": custom_id, "result": result}).to_string());
                 lines.push('\n');
@@ -217,12 +227,14 @@ async fn a_coordinator_killed_between_rounds_is_replaced_and_no_batch_is_created
     assert!(second.starts_with("12 "), "the second worker finished the run: {second}");
     {
         let stand = stand.lock().unwrap();
-        let sizes: Vec<usize> = stand.batches.iter().map(|b| b.1.len()).collect();
+        let sizes: Vec<usize> = stand.batches.iter().map(|b| b.requests.len()).collect();
         assert_eq!(sizes, [12, 4], "the first round, then its corrections, each created once");
         let sent: BTreeSet<String> = stand
             .batches
             .iter()
-            .flat_map(|b| b.1.iter().map(|(custom_id, params)| format!("{custom_id}:{}", params["messages"])))
+            .flat_map(|b| {
+                b.requests.iter().map(|(custom_id, params)| format!("{custom_id}:{}", params["messages"]))
+            })
             .collect();
         assert_eq!(sent.len(), 16, "no request was sent twice");
     }

@@ -176,6 +176,8 @@ async fn the_review_queue_the_summary_and_the_export_read_the_shared_run() {
     let summary = journal.summary().unwrap();
     assert_eq!((summary.stats.valid(), summary.stats.escalated()), (7, 1));
     assert_eq!(summary.escalations.len(), 1);
+    let reviews: Vec<&str> = summary.reviews.iter().map(|r| r.document.as_str()).collect();
+    assert_eq!(reviews, ["inv-00"], "the review is read back from the shared journal");
     let mut lines = Vec::new();
     assert_eq!(journal.export_jsonl(&mut lines).unwrap(), 8);
     let first: serde_json::Value =
