@@ -123,6 +123,14 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
     let report = report.run::<Receipt>([Document::text("total 3").with_id("r")]).await.unwrap();
     assert_eq!(report.outcomes.len(), 1);
 
+    // A reader of a run that does not exist says so, and creates nothing.
+    let error = bulk(&model, Journal::postgres(&url, "never"))
+        .escalations::<Invoice>(documents(2))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("there is no such run in the database"), "{error}");
+    assert_eq!(server.count("faults", "SELECT count(*) FROM extract_runs WHERE name = 'never'"), 0);
+
     // A schema newer than this build's is refused, and left as it was.
     server.sql("faults", "INSERT INTO extract_schema (version) VALUES (999)");
     let error =

@@ -185,7 +185,7 @@ impl Journal {
             Kind::Postgres(settings) => {
                 let settings = settings.clone();
                 outside_any_runtime(async move {
-                    Postgres::open(&settings, None).await?.documents_with_outcomes().await
+                    Postgres::open(&settings, None, false).await?.documents_with_outcomes().await
                 })
             }
         }
@@ -337,7 +337,9 @@ impl Journal {
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings) => {
                 let settings = settings.clone();
-                outside_any_runtime(async move { Postgres::open(&settings, None).await?.reviews().await })?
+                outside_any_runtime(
+                    async move { Postgres::open(&settings, None, false).await?.reviews().await },
+                )?
             }
         };
         Ok(reviews_from(stored))
@@ -787,7 +789,7 @@ impl Store {
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings) => {
                 let header = postgres::Header { tool: &tool_name, schema: &schema };
-                let db = Postgres::open(settings, Some(&header)).await?;
+                let db = Postgres::open(settings, Some(&header), true).await?;
                 let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
                 let recorded = db.recorded(&contents, None).await?;
                 db.documents(&documents).await?;
@@ -820,7 +822,7 @@ impl Store {
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings) => {
                 let header = postgres::Header { tool: &tool_name, schema: &schema };
-                let db = Postgres::open(settings, Some(&header)).await?;
+                let db = Postgres::open(settings, Some(&header), false).await?;
                 let recorded = db.recorded(&contents, None).await?;
                 Ok((Store::new(Backend::Postgres(Arc::new(db))), recorded))
             }

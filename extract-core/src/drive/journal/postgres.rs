@@ -334,9 +334,15 @@ fn millis(duration: Duration) -> f64 {
 }
 
 impl Postgres {
-    /// Connects, migrates the schema if needed, and checks (or creates) the
-    /// run's header: every failure here comes before any model call.
-    pub async fn open(settings: &Settings, header: Option<&Header<'_>>) -> Result<Postgres, Error> {
+    /// Connects, migrates the schema if needed, and checks the run's header
+    /// against `header` (a run creates it if the run is new: `for_run`; a
+    /// reader finds it or fails): every failure here comes before any
+    /// model call.
+    pub async fn open(
+        settings: &Settings,
+        header: Option<&Header<'_>>,
+        for_run: bool,
+    ) -> Result<Postgres, Error> {
         let shown = format!("{} run {}", mask(&settings.url), crate::quote_prefix(&settings.run));
         let mut config: tokio_postgres::Config =
             settings.url.parse().map_err(|e: tokio_postgres::Error| {
@@ -373,7 +379,7 @@ impl Postgres {
         drop(client);
         postgres.migrate().await?;
         match header {
-            Some(header) => postgres.check_run(header, true).await?,
+            Some(header) => postgres.check_run(header, for_run).await?,
             None => postgres.check_exists().await?,
         }
         Ok(postgres)
