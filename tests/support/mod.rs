@@ -10,6 +10,9 @@
 pub mod desk_run;
 /// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
 pub mod invoices;
+/// A real PostgreSQL server in a temporary directory, for the shared journal.
+#[cfg(feature = "postgres")]
+pub mod postgres;
 /// The README's invoice types, exactly as its tour shows them.
 #[cfg(feature = "chrono")]
 pub mod readme_invoice;

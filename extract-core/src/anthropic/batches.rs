@@ -174,6 +174,22 @@ impl Batches {
             begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
         let Begun { documents, contents, journal, mut recorded } = begun;
         let asked_again = recorded.asked_again.len();
+        // On a journal many workers share, one at a time coordinates the
+        // run's batches, under a lease on the run it renews; the others wait
+        // for the run's end (or for a coordinator that died to lose its lease).
+        #[cfg(feature = "postgres")]
+        let _coordinating = match journal.as_ref().and_then(Store::shared) {
+            Some(db) => {
+                let by_id: BTreeMap<String, String> =
+                    documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
+                let coordinating = Coordinating::start(db.clone(), &by_id).await?;
+                // What the run holds now: a coordinator before this one may have gone on since.
+                recorded = db.recorded(&by_id, None).await?;
+                recorded.asked_again.clear();
+                coordinating
+            }
+            None => None,
+        };
         let mut state = State {
             entries: Vec::with_capacity(documents.len()),
             index: BTreeMap::new(),
@@ -357,12 +373,7 @@ impl Batches {
             after = page.last_id;
         }
         let when = rfc3339(intent.created_at);
-        let shown = self
-            .journal
-            .as_ref()
-            .and_then(Journal::path)
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let shown = self.journal.as_ref().map(Journal::shown).unwrap_or_default();
         if let [batch] = found.as_slice() {
             info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
             if let Some(journal) = &state.journal {
@@ -686,6 +697,62 @@ struct Entry<T> {
     resends: u32,
     /// Its result, once it has one.
     result: Option<Result<Outcome<T>, Error>>,
+}
+
+/// The coordination of a shared run's batches, held by this worker: its
+/// lease on the run is renewed in the background until this is dropped
+/// (and then lets go).
+#[cfg(feature = "postgres")]
+struct Coordinating {
+    db: std::sync::Arc<crate::drive::journal::Postgres>,
+    renewing: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "postgres")]
+impl Coordinating {
+    /// Waits to coordinate the run (`None` when the run ended first: every
+    /// one of `documents` has an outcome or has failed).
+    async fn start(
+        db: std::sync::Arc<crate::drive::journal::Postgres>,
+        documents: &BTreeMap<String, String>,
+    ) -> Result<Option<Coordinating>, Error> {
+        loop {
+            if db.coordinate().await? {
+                break;
+            }
+            if !db.pending().await?.iter().any(|id| documents.contains_key(id)) {
+                return Ok(None);
+            }
+            tokio::time::sleep(db.poll_every()).await;
+        }
+        info!(target: "extract", worker = db.worker(), "coordinating the run's message batches");
+        let renewer = db.clone();
+        let renewing = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(renewer.renew_every()).await;
+                // A renewal that fails lets the lease run out: the next
+                // intent is refused, so no batch is created by two workers.
+                if let Err(error) = renewer.renew().await {
+                    tracing::warn!(target: "extract", %error, "cannot renew the coordination of the run's batches");
+                }
+            }
+        });
+        Ok(Some(Coordinating { db, renewing }))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Drop for Coordinating {
+    fn drop(&mut self) {
+        self.renewing.abort();
+        let db = self.db.clone();
+        // Lets go at once, so a waiting worker need not wait out the lease.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = db.stop_coordinating().await;
+            });
+        }
+    }
 }
 
 /// The run's documents, what it has handled, and its journal.

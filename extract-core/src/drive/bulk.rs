@@ -86,7 +86,8 @@ impl<M: Model + 'static> Bulk<M> {
 
     /// The journal that makes the run durable and resumable: a path
     /// (`"runs/march.db"`) is an SQLite database, created if absent; the same
-    /// journal again resumes. Opened (and locked, one run at a time) when the
+    /// journal again resumes. A [`Journal::postgres`] run is shared by every
+    /// worker process that runs the same documents on it (feature `postgres`). Opened (and locked, one run at a time) when the
     /// run starts; `Err` here only for a path that can never be a journal (empty).
     pub fn journal(mut self, journal: impl Into<Journal>) -> Result<Bulk<M>, Error> {
         self.journal = Some(journal.into().checked()?);
@@ -118,6 +119,15 @@ impl<M: Model + 'static> Bulk<M> {
         let Begun { documents, contents, journal, mut recorded } = begun;
         let total = documents.len();
         let asked_again = recorded.asked_again.len();
+        #[cfg(feature = "postgres")]
+        let journal = match journal {
+            Some(journal) if journal.shared().is_some() => {
+                let mut report = self.run_shared::<T>(documents, contents, Arc::new(journal)).await?;
+                report.asked_again = asked_again;
+                return Ok(report);
+            }
+            journal => journal,
+        };
         let jobs: Vec<Job> = documents
             .into_iter()
             .zip(contents)
@@ -173,6 +183,182 @@ impl<M: Model + 'static> Bulk<M> {
         let mut report = BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result)));
         report.asked_again = asked_again;
         Ok(report)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl<M: Model + 'static> Bulk<M> {
+    /// A run whose journal many worker processes share (PostgreSQL): each
+    /// of `concurrency` tasks claims the next pending document under a
+    /// lease, replays what any worker recorded of it, and goes on; leases
+    /// are renewed in the background; a 429 or 529 pauses every worker of
+    /// the run. Returns once every document of the run has an outcome or
+    /// has failed, whichever worker did it: those done elsewhere are
+    /// rebuilt from their recorded replies, without the model.
+    async fn run_shared<T>(
+        &self,
+        documents: Vec<Document>,
+        contents: Vec<String>,
+        journal: Arc<Store>,
+    ) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let db = journal.shared().expect("a shared journal").clone();
+        let total = documents.len();
+        tracing::info!(target: "extract", worker = db.worker(), journal = db.shown(), documents = total, "joining a shared run");
+        let mine: Arc<BTreeMap<String, (usize, String, Document)>> = Arc::new(
+            documents
+                .into_iter()
+                .zip(contents)
+                .enumerate()
+                .map(|(index, (document, content))| (document.id().into_owned(), (index, content, document)))
+                .collect(),
+        );
+        // Documents of the run this worker was not given: never claimed again.
+        let not_mine = Arc::new(Mutex::new(Vec::<String>::new()));
+        let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
+        // When the run's documents were last counted.
+        let counted = Arc::new(Mutex::new(None));
+        let renewing = {
+            let (db, journal) = (db.clone(), journal.clone());
+            AbortOnDrop(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(db.renew_every()).await;
+                    if let Err(error) = db.renew().await {
+                        journal.fail(&error);
+                        return;
+                    }
+                }
+            }))
+        };
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..self.concurrency.min(total.max(1)) {
+            let (db, journal, mine, not_mine, tally, counted) =
+                (db.clone(), journal.clone(), mine.clone(), not_mine.clone(), tally.clone(), counted.clone());
+            let extractor = self.extractor.clone();
+            let pausing = db.clone();
+            let work = async move {
+                let mut finished = Vec::new();
+                loop {
+                    if let Some(failure) = journal.failure() {
+                        return Err(failure);
+                    }
+                    let skip = not_mine.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    let claimed = db.claim(&skip).await.inspect_err(|e| journal.fail(e))?;
+                    let Some(id) = claimed else {
+                        let pending = db.pending().await.inspect_err(|e| journal.fail(e))?;
+                        if !pending.iter().any(|id| mine.contains_key(id)) {
+                            return Ok(finished);
+                        }
+                        // Others hold the rest: look again for a lease that ran out.
+                        tokio::time::sleep(db.poll_every()).await;
+                        continue;
+                    };
+                    let Some((index, content, document)) = mine.get(&id) else {
+                        db.release(&id).await.inspect_err(|e| journal.fail(e))?;
+                        not_mine.lock().unwrap_or_else(PoisonError::into_inner).push(id);
+                        continue;
+                    };
+                    // What any worker recorded of it, read now: a worker that died may have begun it.
+                    let contents = BTreeMap::from([(id.clone(), content.clone())]);
+                    let mut recorded =
+                        db.recorded(&contents, Some(&id)).await.inspect_err(|e| journal.fail(e))?;
+                    let replies = recorded.replies.remove(&id).unwrap_or_default();
+                    let review = recorded.reviews.remove(&id);
+                    let text = document.searchable_text().map(str::to_owned);
+                    let result =
+                        one::<M, T>(&extractor, &id, document.clone(), replies, Some((&journal, content)))
+                            .await?;
+                    if journal.lost(&id) {
+                        continue;
+                    }
+                    let result = with_review(result, review, text.as_deref());
+                    // The run's counts, read at most every COUNT_EVERY (a count
+                    // reads every document of the run); counted here between.
+                    let due = {
+                        let mut last = counted.lock().unwrap_or_else(PoisonError::into_inner);
+                        let due = last.is_none_or(|at: std::time::Instant| at.elapsed() >= COUNT_EVERY);
+                        if due {
+                            *last = Some(std::time::Instant::now());
+                        }
+                        due
+                    };
+                    let pending = if due {
+                        let counts = db.counts().await.inspect_err(|e| journal.fail(e))?;
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run(&id, counts)
+                    } else {
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&id, &result)
+                    };
+                    pending.deliver();
+                    finished.push((*index, id, result));
+                }
+            };
+            workers.spawn(crate::drive::run_pause::shared_with(pausing, work));
+        }
+        let mut finished: BTreeMap<String, (usize, Result<Outcome<T>, Error>)> = BTreeMap::new();
+        while let Some(joined) = workers.join_next().await {
+            let joined = joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")));
+            match joined.and_then(|worker| worker) {
+                Ok(done) => {
+                    finished.extend(done.into_iter().map(|(index, id, result)| (id, (index, result))))
+                }
+                Err(error) => return Err(journal.failure().unwrap_or(error)),
+            }
+        }
+        drop(renewing);
+        // Every worker's progress ends at the whole run's count.
+        let counts = db.counts().await?;
+        let pending = tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run("", counts);
+        pending.deliver();
+        // The documents other workers finished, rebuilt from the journal.
+        let exported = db.documents_with_outcomes().await?;
+        let contents: BTreeMap<String, String> =
+            mine.iter().map(|(id, (_, content, _))| (id.clone(), content.clone())).collect();
+        let mut recorded = db.recorded(&contents, None).await?;
+        for row in exported {
+            let Some((index, _, document)) = mine.get(&row.id) else { continue };
+            if finished.contains_key(&row.id) {
+                continue;
+            }
+            let result = match (row.outcome, row.failure) {
+                (Some(_), _) => {
+                    let replies = recorded.replies.remove(&row.id).unwrap_or_default();
+                    let text = document.searchable_text().map(str::to_owned);
+                    let review = recorded.reviews.remove(&row.id);
+                    match replay::<T>(&self.extractor, document.clone(), replies) {
+                        Some(outcome) => with_review(Ok(outcome), review, text.as_deref()),
+                        None => Err(Error::config(format!(
+                            "journal {}: document {} has an outcome, but its recorded replies do not lead to one",
+                            db.shown(),
+                            crate::quote_prefix(&row.id)
+                        ))),
+                    }
+                }
+                (None, Some(failure)) => Err(Error::transport(failure)),
+                (None, None) => continue,
+            };
+            finished.insert(row.id, (*index, result));
+        }
+        let mut results: Vec<(usize, String, Result<Outcome<T>, Error>)> =
+            finished.into_iter().map(|(id, (index, result))| (index, id, result)).collect();
+        results.sort_unstable_by_key(|(index, _, _)| *index);
+        Ok(BulkReport::from_results(results.into_iter().map(|(_, id, result)| (id, result))))
+    }
+}
+
+/// How often a worker of a shared run reads the whole run's progress.
+#[cfg(feature = "postgres")]
+const COUNT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// A background task, stopped when this is dropped (the run ended, or failed).
+#[cfg(feature = "postgres")]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+#[cfg(feature = "postgres")]
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -307,6 +493,31 @@ impl Tally {
             Ok(Outcome::Escalated(_)) => progress.escalated += 1,
             Err(_) => progress.failed += 1,
         }
+        self.report(id)
+    }
+
+    /// The progress of the whole run, as the journal counts it (every
+    /// worker's documents), after document `id` finished here.
+    #[cfg(feature = "postgres")]
+    #[must_use = "the progress is only reported to the caller's callback by `deliver`"]
+    pub(crate) fn whole_run(&mut self, id: &str, counts: journal::Counts) -> PendingProgress {
+        // Workers report their counts out of order: the run's only grow.
+        let before = self.progress;
+        let progress = &mut self.progress;
+        progress.total = counts.total.max(progress.total);
+        progress.valid = counts.valid.max(progress.valid);
+        progress.escalated = counts.escalated.max(progress.escalated);
+        progress.failed = counts.failed;
+        progress.done = progress.valid + progress.escalated + progress.failed;
+        if id.is_empty() && self.progress == before {
+            // The run's end, already reported.
+            return PendingProgress(None);
+        }
+        self.report(id)
+    }
+
+    fn report(&self, id: &str) -> PendingProgress {
+        let progress = &self.progress;
         tracing::info!(
             target: "extract",
             done = progress.done,
@@ -463,7 +674,10 @@ async fn one<M: Model, T: Extractable + Send + 'static>(
         if let Some(failure) = journal.failure() {
             return Err(failure);
         }
-        if let Err(error) = &result {
+        // A document another worker took over is its new owner's to record.
+        if let Err(error) = &result
+            && !journal.lost(id)
+        {
             journal.failed(id, content, error, None).await?;
         }
     }

@@ -10,6 +10,8 @@ mod extractor;
 pub(crate) mod http;
 pub(crate) mod journal;
 mod model;
+#[cfg(feature = "postgres")]
+pub(crate) mod run_pause;
 pub mod testing;
 
 pub use bulk::{Bulk, BulkReport, Progress};

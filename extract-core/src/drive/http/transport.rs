@@ -369,6 +369,9 @@ impl Transport {
         let timeout = matches!(read, Read::Lines(_)).then_some(STREAM_TIMEOUT);
         loop {
             self.wait_out_pause().await;
+            // A run on a PostgreSQL journal: the pause of every worker of the run.
+            #[cfg(feature = "postgres")]
+            crate::drive::run_pause::wait_out().await;
             let (failure, server_delay, retryable) =
                 match self.send_once(method.clone(), url, body, timeout).await {
                     Ok(response) if response.status().is_success() => {
@@ -387,13 +390,16 @@ impl Transport {
                         Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
                             let slowed = matches!(status, 429 | 529);
                             if retryable && slowed {
-                                self.pause_all(retry::delay(
+                                let wait = retry::delay(
                                     retry,
                                     server_delay,
                                     self.settings.backoff_initial,
                                     self.settings.backoff_max,
                                     0.0,
-                                ));
+                                );
+                                self.pause_all(wait);
+                                #[cfg(feature = "postgres")]
+                                crate::drive::run_pause::pause(wait).await;
                             }
                             (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
                         }

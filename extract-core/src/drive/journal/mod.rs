@@ -13,18 +13,23 @@
 //! never read from disk, and only while the digest of the document's
 //! content, the run's tool and its instructions still match.
 
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
 mod stored;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::run::Facts;
 use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::{Counts, Postgres};
 use sqlite::{DeskReview, Header, Sqlite};
 
 /// Where a run keeps its memory. Only a description: nothing is opened,
@@ -47,6 +52,8 @@ pub struct Journal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Kind {
     Sqlite(PathBuf),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::Settings),
 }
 
 impl Journal {
@@ -56,20 +63,131 @@ impl Journal {
         Journal { kind: Kind::Sqlite(path.into()) }
     }
 
+    /// Run `run` in the PostgreSQL database at `url`
+    /// (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), shared by every
+    /// worker process that opens the same run, on any machine: each claims
+    /// the next pending document under a lease it renews while the document
+    /// is in flight (30 s, renewed every 10 s: [`Journal::leases`]), and a
+    /// 429 or 529 one worker sees pauses them all. Many runs share one
+    /// database, each by its name; the schema is created or migrated by the
+    /// first worker that connects. The password appears in no `Debug`,
+    /// error or trace. Feature `postgres`.
+    ///
+    /// ```
+    /// use extract::Journal;
+    /// let journal = Journal::postgres("postgres://extract:s3cret@db/extract", "march-2026");
+    /// assert!(!format!("{journal:?}").contains("s3cret"));
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub fn postgres(url: impl Into<String>, run: impl Into<String>) -> Journal {
+        Journal {
+            kind: Kind::Postgres(postgres::Settings {
+                url: url.into(),
+                run: run.into(),
+                lease: Duration::from_secs(30),
+                renew_every: Duration::from_secs(10),
+                reconnect: Duration::from_secs(60),
+            }),
+        }
+    }
+
+    /// How long a claimed document stays a worker's without a renewal
+    /// (`lease`: a worker that dies loses its documents after it), and how
+    /// often a worker renews its leases (`renew_every`, shorter than
+    /// `lease`). Default 30 s and 10 s. A PostgreSQL journal only: an SQLite
+    /// journal has one run at a time and no leases, and ignores this.
+    pub fn leases(mut self, lease: Duration, renew_every: Duration) -> Journal {
+        match &mut self.kind {
+            Kind::Sqlite(_) => {
+                let _ = (lease, renew_every);
+            }
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                settings.lease = lease;
+                settings.renew_every = renew_every;
+            }
+        }
+        self
+    }
+
+    /// How long a lost connection to the database is tried again (with
+    /// backoff) before the worker ends with `Err`; what was committed
+    /// stays. Default 60 s. A PostgreSQL journal only (SQLite has no
+    /// connection to lose).
+    pub fn reconnect_within(mut self, within: Duration) -> Journal {
+        match &mut self.kind {
+            Kind::Sqlite(_) => {
+                let _ = within;
+            }
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => settings.reconnect = within,
+        }
+        self
+    }
+
     /// The database file, for a journal in SQLite.
     pub fn path(&self) -> Option<&Path> {
         match &self.kind {
             Kind::Sqlite(path) => Some(path),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(_) => None,
         }
     }
 
-    /// `Err` for a journal that can never be opened (an empty path).
+    /// `Err` for a journal that can never be opened (an empty path, an
+    /// empty run name, a renewal no shorter than its lease).
     pub(crate) fn checked(self) -> Result<Journal, Error> {
         match &self.kind {
             Kind::Sqlite(path) if path.as_os_str().is_empty() => {
                 Err(Error::config("the journal path is empty"))
             }
             Kind::Sqlite(_) => Ok(self),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) if settings.run.is_empty() => Err(Error::config(format!(
+                "journal {}: the run's name is empty: name it, as in Journal::postgres(url, \"march-2026\")",
+                postgres::mask(&settings.url)
+            ))),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings)
+                if settings.renew_every.is_zero() || settings.renew_every >= settings.lease =>
+            {
+                Err(Error::config(format!(
+                    "journal {}: leases are renewed every {:?}, which is not shorter than the lease ({:?}): \
+                     a lease would run out before its renewal",
+                    postgres::mask(&settings.url),
+                    settings.renew_every,
+                    settings.lease
+                )))
+            }
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(_) => Ok(self),
+        }
+    }
+
+    /// This journal's name in messages: its path, or its URL (password
+    /// masked) and run.
+    pub(crate) fn shown(&self) -> String {
+        match &self.kind {
+            Kind::Sqlite(path) => path.display().to_string(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                format!("{} run {}", postgres::mask(&settings.url), crate::quote_prefix(&settings.run))
+            }
+        }
+    }
+
+    /// Every document of the run with its outcome and last failure, read
+    /// without the run's lock.
+    fn exported(&self) -> Result<Vec<sqlite::Exported>, Error> {
+        match &self.kind {
+            Kind::Sqlite(path) => Sqlite::open_for_reading(path, None)?.documents_with_outcomes(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                let settings = settings.clone();
+                outside_any_runtime(async move {
+                    Postgres::open(&settings, None, false).await?.documents_with_outcomes().await
+                })
+            }
         }
     }
 
@@ -81,12 +199,9 @@ impl Journal {
     /// not finished. For `jq` and spreadsheets; it takes no lock, so it can
     /// read a journal a run has open. Returns the number of lines.
     pub fn export_jsonl(&self, mut out: impl std::io::Write) -> Result<usize, Error> {
-        let path = self.path().expect("an SQLite journal");
-        let store = Sqlite::open_for_reading(path, None)?;
-        let rows = store.documents_with_outcomes()?;
-        let cannot = |e: std::io::Error| {
-            Error::io(format!("cannot write the export of journal {}", path.display()), e)
-        };
+        let rows = self.exported()?;
+        let cannot =
+            |e: std::io::Error| Error::io(format!("cannot write the export of journal {}", self.shown()), e);
         for row in &rows {
             let line = match &row.outcome {
                 Some((packet, attempts, usage, reviewed)) => json!({
@@ -180,9 +295,7 @@ impl Journal {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn summary(&self) -> Result<JournalSummary, Error> {
-        let path = self.path().expect("an SQLite journal");
-        let db = Sqlite::open_for_reading(path, None)?;
-        let rows = db.documents_with_outcomes()?;
+        let rows = self.exported()?;
         let mut summary = JournalSummary {
             stats: Stats::new(),
             escalations: Vec::new(),
@@ -193,7 +306,7 @@ impl Journal {
         let unreadable = |id: &str| {
             Error::config(format!(
                 "journal {}: the outcome of document {} does not read back",
-                path.display(),
+                self.shown(),
                 crate::quote_prefix(id)
             ))
         };
@@ -212,26 +325,35 @@ impl Journal {
                 (None, None) => summary.unfinished.push(row.id),
             }
         }
-        summary.reviews = reviews_of(&db)?;
+        summary.reviews = self.reviews()?;
         Ok(summary)
     }
 
     /// Every review and rejection recorded for the run's documents as they
     /// are now, oldest first (no lock: a run may have the journal open).
     pub fn reviews(&self) -> Result<Vec<Review>, Error> {
-        let path = self.path().expect("an SQLite journal");
-        reviews_of(&Sqlite::open_for_reading(path, None)?)
+        let stored = match &self.kind {
+            Kind::Sqlite(path) => Sqlite::open_for_reading(path, None)?.reviews()?,
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                let settings = settings.clone();
+                outside_any_runtime(
+                    async move { Postgres::open(&settings, None, false).await?.reviews().await },
+                )?
+            }
+        };
+        Ok(reviews_from(stored))
     }
 }
 
-fn reviews_of(db: &Sqlite) -> Result<Vec<Review>, Error> {
+/// Stored reviews and rejections, read back.
+fn reviews_from(stored: Vec<sqlite::StoredReview>) -> Vec<Review> {
     let json = |text: &Option<String>| text.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok());
     let object = |text: &Option<String>| match json(text) {
         Some(Value::Object(map)) => map,
         _ => serde_json::Map::new(),
     };
-    Ok(db
-        .reviews()?
+    stored
         .into_iter()
         .map(|stored| {
             let decision = match &stored.rejected {
@@ -247,7 +369,7 @@ fn reviews_of(db: &Sqlite) -> Result<Vec<Review>, Error> {
             };
             Review { document: stored.document, reviewer: stored.reviewer, at: stored.at, decision }
         })
-        .collect())
+        .collect()
 }
 
 /// The journal as the review desk uses it: opened for one type's tool,
@@ -289,7 +411,7 @@ impl DeskJournal {
     /// Checks that `journal` is a journal of `tool`'s runs (and brings an
     /// older format forward, the one write of opening it).
     pub fn open(journal: &Journal, tool: &Tool) -> Result<DeskJournal, Error> {
-        let (path, tool, schema) = where_and_what(&journal.clone().checked()?, tool);
+        let (path, tool, schema) = where_and_what(&journal.clone().checked()?, tool)?;
         Sqlite::open_for_reading(&path, Some(&Header { tool: &tool, schema: &schema }))?;
         Ok(DeskJournal { path, tool, schema })
     }
@@ -401,6 +523,102 @@ pub(crate) struct Recorded {
     pub asked_again: BTreeSet<String>,
 }
 
+/// One event of a document, as either backend reads it, in the order it happened.
+pub(crate) enum Event {
+    Reply { document: String, content: String, batch: Option<String>, reply: String },
+    Failed { document: String, content: String, batch: Option<String> },
+    Resent { document: String, batch: String, counted: bool },
+}
+
+/// A batch intent not yet collected nor abandoned, as stored.
+pub(crate) struct OpenBatch {
+    pub intent: i64,
+    pub created_at: i64,
+    pub requests: i64,
+    /// `[[id, attempt, content], ...]` as JSON.
+    pub documents: String,
+    /// The API's id, once it answered.
+    pub id: Option<String>,
+}
+
+impl Recorded {
+    /// What the stored `events` (with their order `at`), `reviews`
+    /// (document, content, fix; oldest first), `rejections` (document,
+    /// content) and `batches` say of the
+    /// documents whose content digests are `contents`: replies under another
+    /// content are not replayed, and such documents are counted.
+    pub(crate) fn from_events(
+        mut events: Vec<(i64, Event)>,
+        reviews: Vec<(String, String, String)>,
+        rejections: Vec<(String, String)>,
+        batches: Vec<OpenBatch>,
+        contents: &BTreeMap<String, String>,
+    ) -> Result<Recorded, serde_json::Error> {
+        events.sort_unstable_by_key(|(at, _)| *at);
+        let current = |document: &str, content: &str| contents.get(document).is_some_and(|c| c == content);
+        let mut recorded = Recorded::default();
+        let mut stale = BTreeSet::new();
+        for (_, event) in events {
+            match event {
+                Event::Reply { document, content, batch, reply } => {
+                    if !current(&document, &content) {
+                        stale.insert(document);
+                        continue;
+                    }
+                    let reply: Reply = serde_json::from_str(&reply)?;
+                    recorded.resends.remove(&document);
+                    if let Some(batch) = batch {
+                        recorded.handled.insert((batch, document.clone()));
+                    }
+                    recorded.replies.entry(document).or_default().push(reply);
+                }
+                Event::Failed { document, content, batch } => {
+                    if !current(&document, &content) {
+                        continue;
+                    }
+                    recorded.resends.remove(&document);
+                    if let Some(batch) = batch {
+                        recorded.handled.insert((batch, document.clone()));
+                    }
+                    recorded.replies.entry(document).or_default();
+                }
+                Event::Resent { document, batch, counted } => {
+                    *recorded.resends.entry(document.clone()).or_default() += u32::from(counted);
+                    recorded.handled.insert((batch, document));
+                }
+            }
+        }
+        recorded.asked_again = stale.into_iter().filter(|d| !recorded.replies.contains_key(d)).collect();
+        for (document, content, fix) in reviews {
+            if current(&document, &content) {
+                recorded.reviews.insert(document, serde_json::from_str(&fix).unwrap_or(Value::Null));
+            }
+        }
+        for (document, content) in rejections {
+            if current(&document, &content) {
+                recorded.rejected.insert(document);
+            }
+        }
+        for batch in batches {
+            let documents: Vec<(String, u32, String)> =
+                serde_json::from_str(&batch.documents).unwrap_or_default();
+            // A document whose content changed since does not take this batch's result.
+            let documents =
+                documents.into_iter().filter(|(d, _, c)| current(d, c)).map(|(d, a, _)| (d, a)).collect();
+            match batch.id {
+                Some(id) => recorded.open_batches.push((id, documents)),
+                None => recorded.intents.push(Intent {
+                    number: batch.intent,
+                    created_at: batch.created_at,
+                    requests: batch.requests as u64,
+                    documents,
+                }),
+            }
+        }
+        Ok(recorded)
+    }
+}
+
 /// The intent to create a message batch, recorded before the create call.
 #[derive(Debug, Clone)]
 pub(crate) struct Intent {
@@ -501,23 +719,51 @@ pub(crate) fn content_digest(run: &str, document: &Document) -> String {
 }
 
 /// The journal's file, and the tool name and schema digest its header must
-/// hold: what opening it for a run or for reading checks alike.
-fn where_and_what(journal: &Journal, tool: &Tool) -> (std::path::PathBuf, String, String) {
-    let path = journal.path().expect("an SQLite journal").to_path_buf();
-    let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
-    (path, tool.name.clone(), schema)
+/// hold, for the review desk, which reads SQLite journals only.
+#[cfg_attr(not(feature = "desk"), allow(dead_code))]
+fn where_and_what(journal: &Journal, tool: &Tool) -> Result<(PathBuf, String, String), Error> {
+    let path = journal.path().ok_or_else(|| {
+        Error::config(format!(
+            "the review desk reads SQLite journals; journal {} is not one: review its escalations with \
+             Bulk::escalations and Bulk::record_review",
+            journal.shown()
+        ))
+    })?;
+    let (tool, schema) = header_of(tool);
+    Ok((path.to_path_buf(), tool, schema))
 }
 
-/// A journal a run has open (and locked), or a reader has open. Its
-/// methods are async: each runs its SQLite work on tokio's blocking
-/// threads, so a run works under a current-thread runtime too.
+/// The tool name and schema digest a journal's header must hold: what
+/// opening it for a run or for reading checks alike.
+fn header_of(tool: &Tool) -> (String, String) {
+    let schema = digest(serde_json::to_string(tool).unwrap_or_default().as_bytes());
+    (tool.name.clone(), schema)
+}
+
+/// A journal a run has open (an SQLite one locked), or a reader has open.
+/// Its methods are async: SQLite's work runs on tokio's blocking threads,
+/// so a run works under a current-thread runtime too; PostgreSQL's is async.
 pub(crate) struct Store {
-    db: Arc<Sqlite>,
+    backend: Backend,
     /// The first write that failed: the run stops making model calls.
     failure: Mutex<Option<Error>>,
+    /// The documents another worker took over (this one's lease ran out):
+    /// this worker leaves them.
+    lost: Mutex<BTreeSet<String>>,
+}
+
+/// The database a [`Store`] has open: one interface, two backends.
+enum Backend {
+    Sqlite(Arc<Sqlite>),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<Postgres>),
 }
 
 impl Store {
+    fn new(backend: Backend) -> Store {
+        Store { backend, failure: Mutex::new(None), lost: Mutex::new(BTreeSet::new()) }
+    }
+
     /// Opens `journal` for a run of `tool`'s documents, whose ids and
     /// content digests are `documents`; returns what earlier runs recorded
     /// of them.
@@ -526,16 +772,30 @@ impl Store {
         tool: &Tool,
         documents: Vec<(String, String)>,
     ) -> Result<(Store, Recorded), Error> {
-        let (path, tool_name, schema) = where_and_what(journal, tool);
-        let (db, recorded) = blocking(move || {
-            let db = Sqlite::open_for_run(&path, &Header { tool: &tool_name, schema: &schema })?;
-            let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
-            let recorded = db.recorded(&contents)?;
-            db.documents(&documents)?;
-            Ok((db, recorded))
-        })
-        .await?;
-        Ok((Store { db: Arc::new(db), failure: Mutex::new(None) }, recorded))
+        let (tool_name, schema) = header_of(tool);
+        match &journal.kind {
+            Kind::Sqlite(path) => {
+                let path = path.clone();
+                let (db, recorded) = blocking(move || {
+                    let db = Sqlite::open_for_run(&path, &Header { tool: &tool_name, schema: &schema })?;
+                    let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
+                    let recorded = db.recorded(&contents)?;
+                    db.documents(&documents)?;
+                    Ok((db, recorded))
+                })
+                .await?;
+                Ok((Store::new(Backend::Sqlite(Arc::new(db))), recorded))
+            }
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                let header = postgres::Header { tool: &tool_name, schema: &schema };
+                let db = Postgres::open(settings, Some(&header), true).await?;
+                let contents: BTreeMap<String, String> = documents.iter().cloned().collect();
+                let recorded = db.recorded(&contents, None).await?;
+                db.documents(&documents).await?;
+                Ok((Store::new(Backend::Postgres(Arc::new(db))), recorded))
+            }
+        }
     }
 
     /// Opens `journal` to read it (the review queue, reports), and to
@@ -545,15 +805,37 @@ impl Store {
         tool: &Tool,
         documents: Vec<(String, String)>,
     ) -> Result<(Store, Recorded), Error> {
-        let (path, tool_name, schema) = where_and_what(journal, tool);
-        let (db, recorded) = blocking(move || {
-            let db = Sqlite::open_for_reading(&path, Some(&Header { tool: &tool_name, schema: &schema }))?;
-            let contents: BTreeMap<String, String> = documents.into_iter().collect();
-            let recorded = db.recorded(&contents)?;
-            Ok((db, recorded))
-        })
-        .await?;
-        Ok((Store { db: Arc::new(db), failure: Mutex::new(None) }, recorded))
+        let (tool_name, schema) = header_of(tool);
+        let contents: BTreeMap<String, String> = documents.into_iter().collect();
+        match &journal.kind {
+            Kind::Sqlite(path) => {
+                let path = path.clone();
+                let (db, recorded) = blocking(move || {
+                    let header = Header { tool: &tool_name, schema: &schema };
+                    let db = Sqlite::open_for_reading(&path, Some(&header))?;
+                    let recorded = db.recorded(&contents)?;
+                    Ok((db, recorded))
+                })
+                .await?;
+                Ok((Store::new(Backend::Sqlite(Arc::new(db))), recorded))
+            }
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(settings) => {
+                let header = postgres::Header { tool: &tool_name, schema: &schema };
+                let db = Postgres::open(settings, Some(&header), false).await?;
+                let recorded = db.recorded(&contents, None).await?;
+                Ok((Store::new(Backend::Postgres(Arc::new(db))), recorded))
+            }
+        }
+    }
+
+    /// The journal on PostgreSQL, whose workers share the run: `None` for SQLite.
+    #[cfg(feature = "postgres")]
+    pub fn shared(&self) -> Option<&Arc<Postgres>> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(db) => Some(db),
+        }
     }
 
     /// The first write that failed, if one did: no model call is to be
@@ -562,21 +844,34 @@ impl Store {
         self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Runs `work` on the database off the async threads; a failure is
-    /// kept as the journal's (the first one).
-    async fn write<R: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Sqlite) -> Result<R, Error> + Send + 'static,
-    ) -> Result<R, Error> {
-        let db = self.db.clone();
-        let result = blocking(move || work(&db)).await;
+    /// Keeps `error` as the journal's failure, if it is the first.
+    pub fn fail(&self, error: &Error) {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if failure.is_none() {
+            *failure = Some(error.clone());
+        }
+    }
+
+    /// Whether another worker took `document` over from this one.
+    pub fn lost(&self, document: &str) -> bool {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).contains(document)
+    }
+
+    /// `result`, its failure kept as the journal's (the first one).
+    fn kept<R>(&self, result: Result<R, Error>) -> Result<R, Error> {
         if let Err(error) = &result {
-            let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-            if failure.is_none() {
-                *failure = Some(error.clone());
-            }
+            self.fail(error);
         }
         result
+    }
+
+    /// Runs `work` on an SQLite database off the async threads.
+    async fn on_sqlite<R: Send + 'static>(
+        db: &Arc<Sqlite>,
+        work: impl FnOnce(&Sqlite) -> Result<R, Error> + Send + 'static,
+    ) -> Result<R, Error> {
+        let db = db.clone();
+        blocking(move || work(&db)).await
     }
 
     /// A reply's record, serialized from borrows before the policy takes the reply.
@@ -610,7 +905,8 @@ impl Store {
     /// Commits a reply, and the outcome it ended the run with (if it did),
     /// before the run acts on it. When the database cannot take it, the
     /// error carries the reply (and the outcome's packet), so a paid reply
-    /// is not silently dropped.
+    /// is not silently dropped. On PostgreSQL, a reply of a document another
+    /// worker took over is not recorded: `Err`, and [`Store::lost`] says so.
     pub fn reply<T>(
         &self,
         mut record: ReplyRecord,
@@ -619,9 +915,30 @@ impl Store {
         // The outcome's row is made here, so the future does not hold the outcome.
         let output = record.output.take();
         let row = outcome.map(|outcome| OutcomeRow::new(&record.content, outcome, output));
-        self.write(move |db| {
-            db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref()))
-        })
+        async move {
+            let result = match &self.backend {
+                Backend::Sqlite(db) => {
+                    Store::on_sqlite(db, move |db| {
+                        db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref()))
+                    })
+                    .await
+                }
+                #[cfg(feature = "postgres")]
+                Backend::Postgres(db) => match db.reply(&record, row.as_ref()).await {
+                    Ok(postgres::Recording::Recorded) => Ok(()),
+                    Ok(postgres::Recording::LeaseLost) => {
+                        self.lost.lock().unwrap_or_else(|p| p.into_inner()).insert(record.document.clone());
+                        // Not the journal's failure: this worker leaves the document to its new owner.
+                        return Err(Error::config(format!(
+                            "document {} was taken over by another worker (this one's lease ran out)",
+                            crate::quote_prefix(&record.document)
+                        )));
+                    }
+                    Err(e) => Err(with_unrecorded(e, &record, row.as_ref())),
+                },
+            };
+            self.kept(result)
+        }
     }
 
     pub async fn failed(
@@ -633,20 +950,49 @@ impl Store {
     ) -> Result<(), Error> {
         let (document, content, error, batch) =
             (document.to_string(), content.to_string(), error.to_string(), batch.map(str::to_owned));
-        self.write(move |db| db.failed(&document, &content, &error, batch.as_deref())).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => {
+                Store::on_sqlite(db, move |db| db.failed(&document, &content, &error, batch.as_deref())).await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.failed(&document, &content, &error, batch.as_deref()).await,
+        };
+        self.kept(result)
     }
 
+    /// The intent to create a batch of `documents`, committed before the
+    /// create call (on PostgreSQL, only while this worker coordinates the
+    /// run's batches); its number.
     pub async fn intent(&self, created_at: i64, documents: Vec<(String, u32, String)>) -> Result<i64, Error> {
-        self.write(move |db| db.intent(created_at, &documents)).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.intent(created_at, &documents)).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => {
+                let token =
+                    format!("{}/{created_at}/{}", db.worker(), digest(format!("{documents:?}").as_bytes()));
+                db.intent(&token, created_at, &documents).await
+            }
+        };
+        self.kept(result)
     }
 
     pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         let id = id.to_string();
-        self.write(move |db| db.batch_created(intent, &id)).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.batch_created(intent, &id)).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.batch_created(intent, &id).await,
+        };
+        self.kept(result)
     }
 
     pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
-        self.write(move |db| db.abandon(intent)).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.abandon(intent)).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.abandon(intent).await,
+        };
+        self.kept(result)
     }
 
     pub async fn resent(
@@ -657,12 +1003,24 @@ impl Store {
         counted: bool,
     ) -> Result<(), Error> {
         let (document, batch, reason) = (document.to_string(), batch.to_string(), reason.to_string());
-        self.write(move |db| db.resent(&document, &batch, &reason, counted)).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => {
+                Store::on_sqlite(db, move |db| db.resent(&document, &batch, &reason, counted)).await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.resent(&document, &batch, &reason, counted).await,
+        };
+        self.kept(result)
     }
 
     pub async fn collected(&self, batch: &str) -> Result<(), Error> {
         let batch = batch.to_string();
-        self.write(move |db| db.collected(&batch)).await
+        let result = match &self.backend {
+            Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.collected(&batch)).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.collected(&batch).await,
+        };
+        self.kept(result)
     }
 
     /// Records a reviewer's fix (already validated) and the reviewed outcome.
@@ -676,8 +1034,36 @@ impl Store {
     ) -> impl Future<Output = Result<(), Error>> + Send + '_ {
         let row = OutcomeRow::new(content, outcome, Some(output));
         let (document, content, fix) = (document.to_string(), content.to_string(), fix.to_string());
-        self.write(move |db| db.reviewed(&document, &content, &fix, &row))
+        async move {
+            let result = match &self.backend {
+                Backend::Sqlite(db) => {
+                    Store::on_sqlite(db, move |db| db.reviewed(&document, &content, &fix, &row)).await
+                }
+                #[cfg(feature = "postgres")]
+                Backend::Postgres(db) => db.reviewed(&document, &content, &fix, &row).await,
+            };
+            self.kept(result)
+        }
     }
+}
+
+/// Runs `work` to its end on a runtime of its own, on a thread of its own,
+/// so a synchronous reader (`summary`, `export_jsonl`) works inside an
+/// async runtime and outside one alike.
+#[cfg(feature = "postgres")]
+fn outside_any_runtime<R: Send>(work: impl Future<Output = Result<R, Error>> + Send) -> Result<R, Error> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Error::io("cannot start a runtime to read the journal", e))?
+                    .block_on(work)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(Error::config("reading the journal panicked")))
+    })
 }
 
 /// `error` (the journal's), saying that the run stops and carrying the
@@ -713,6 +1099,20 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { name: "t".into(), description: String::new(), input_schema: json!({}), strict: false }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_postgres_journal_needs_a_run_name_and_a_renewal_shorter_than_its_lease() {
+        use std::time::Duration;
+        let url = "postgres://extract:s3cret@db/x";
+        let error = Journal::postgres(url, "").checked().unwrap_err().to_string();
+        assert!(error.contains("the run's name is empty") && !error.contains("s3cret"), "{error}");
+        let slow = Journal::postgres(url, "march").leases(Duration::from_secs(5), Duration::from_secs(5));
+        let error = slow.checked().unwrap_err().to_string();
+        assert!(error.contains("not shorter than the lease") && !error.contains("s3cret"), "{error}");
+        assert!(Journal::postgres(url, "march").checked().is_ok());
+        assert_eq!(Journal::postgres(url, "march").path(), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! beside the database (`<name>.lock`), held while the run has it open and
 //! gone when the process dies. Readers take no lock.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::{Intent, OutcomeRow, Recorded, ReplyRecord};
-use crate::{Error, Reply};
+use super::{Event, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use crate::Error;
 
 /// Our `application_id` in the database header: "EXTR".
 pub(crate) const APPLICATION_ID: i32 = 0x4558_5452;
@@ -846,13 +846,6 @@ fn next_at(connection: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
-/// One event of a document, in the order it happened.
-enum Event {
-    Reply { document: String, content: String, batch: Option<String>, reply: String },
-    Failed { document: String, content: String, batch: Option<String> },
-    Resent { document: String, batch: String, counted: bool },
-}
-
 fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlite::Result<Recorded> {
     let mut events: Vec<(i64, Event)> = Vec::new();
     {
@@ -881,95 +874,41 @@ fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlit
             events.push(row?);
         }
     }
-    events.sort_unstable_by_key(|(at, _)| *at);
-    let current = |document: &str, content: &str| contents.get(document).is_some_and(|c| c == content);
-    let mut recorded = Recorded::default();
-    let mut stale = BTreeSet::new();
-    for (_, event) in events {
-        match event {
-            Event::Reply { document, content, batch, reply } => {
-                if !current(&document, &content) {
-                    stale.insert(document);
-                    continue;
-                }
-                let reply: Reply = serde_json::from_str(&reply).map_err(|e| {
-                    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-                })?;
-                recorded.resends.remove(&document);
-                if let Some(batch) = batch {
-                    recorded.handled.insert((batch, document.clone()));
-                }
-                recorded.replies.entry(document).or_default().push(reply);
-            }
-            Event::Failed { document, content, batch } => {
-                if !current(&document, &content) {
-                    continue;
-                }
-                recorded.resends.remove(&document);
-                if let Some(batch) = batch {
-                    recorded.handled.insert((batch, document.clone()));
-                }
-                recorded.replies.entry(document).or_default();
-            }
-            Event::Resent { document, batch, counted } => {
-                *recorded.resends.entry(document.clone()).or_default() += u32::from(counted);
-                recorded.handled.insert((batch, document));
-            }
-        }
-    }
-    recorded.asked_again = stale.into_iter().filter(|d| !recorded.replies.contains_key(d)).collect();
+    let mut reviews = Vec::new();
+    let mut rejections = Vec::new();
+    let mut batches = Vec::new();
     {
         let mut select = connection.prepare("SELECT document, content, fix FROM reviews ORDER BY at")?;
         let rows = select.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
         })?;
         for row in rows {
-            let (document, content, fix) = row?;
-            if current(&document, &content) {
-                recorded
-                    .reviews
-                    .insert(document, serde_json::from_str(&fix).unwrap_or(serde_json::Value::Null));
-            }
+            reviews.push(row?);
         }
         let mut select = connection.prepare("SELECT document, content FROM rejections")?;
         let rows = select.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         for row in rows {
-            let (document, content) = row?;
-            if current(&document, &content) {
-                recorded.rejected.insert(document);
-            }
+            rejections.push(row?);
         }
         let mut select = connection.prepare(
             "SELECT intent, created_at, requests, documents, id FROM batches
              WHERE collected = 0 AND abandoned = 0 ORDER BY intent",
         )?;
         let rows = select.query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, Option<String>>(4)?,
-            ))
+            Ok(OpenBatch {
+                intent: r.get(0)?,
+                created_at: r.get(1)?,
+                requests: r.get(2)?,
+                documents: r.get(3)?,
+                id: r.get(4)?,
+            })
         })?;
         for row in rows {
-            let (intent, created_at, requests, documents, id) = row?;
-            let documents: Vec<(String, u32, String)> = serde_json::from_str(&documents).unwrap_or_default();
-            // A document whose content changed since does not take this batch's result.
-            let documents =
-                documents.into_iter().filter(|(d, _, c)| current(d, c)).map(|(d, a, _)| (d, a)).collect();
-            match id {
-                Some(id) => recorded.open_batches.push((id, documents)),
-                None => recorded.intents.push(Intent {
-                    number: intent,
-                    created_at,
-                    requests: requests as u64,
-                    documents,
-                }),
-            }
+            batches.push(row?);
         }
     }
-    Ok(recorded)
+    Recorded::from_events(events, reviews, rejections, batches, contents)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
 }
 
 #[cfg(test)]
