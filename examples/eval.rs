@@ -159,6 +159,15 @@ fn print_reasons(card: &Scorecard) {
     if !reasons.is_empty() {
         let list: Vec<String> = reasons.iter().map(|(reason, n)| format!("{reason} {n}")).collect();
         println!("escalated by reason: {}", list.join(", "));
+        let mut causes = std::collections::BTreeMap::new();
+        for fingerprint in card.cases.iter().flat_map(|c| &c.fingerprints) {
+            *causes.entry(fingerprint.as_str()).or_insert(0) += 1;
+        }
+        let mut causes: Vec<(&str, usize)> = causes.into_iter().collect();
+        causes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        for (fingerprint, n) in causes.iter().take(6) {
+            println!("  {n:>3} x {fingerprint}");
+        }
     }
     println!();
 }

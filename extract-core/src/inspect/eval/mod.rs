@@ -212,6 +212,7 @@ impl<M: Model> Evaluation<M> {
                 id,
                 verdict,
                 reason: outcome.escalation().map(|e| e.reason),
+                fingerprints: last_fingerprints(&outcome),
                 fields: verdicts,
                 attempts: outcome.attempts(),
                 usage: outcome.usage(),
@@ -221,6 +222,19 @@ impl<M: Model> Evaluation<M> {
         card.wall = started.elapsed();
         Ok(card)
     }
+}
+
+/// The distinct fingerprints of an escalation's last violations, in order.
+fn last_fingerprints<T>(outcome: &Outcome<T>) -> Vec<String> {
+    let mut fingerprints: Vec<String> = Vec::new();
+    for violation in outcome.escalation().and_then(|e| e.last_violations()).into_iter().flat_map(|v| v.iter())
+    {
+        let fingerprint = violation.fingerprint().to_string();
+        if !fingerprints.contains(&fingerprint) {
+            fingerprints.push(fingerprint);
+        }
+    }
+    fingerprints
 }
 
 /// Refuses, naming the case and the field, the first case whose expected

@@ -214,6 +214,9 @@ pub struct CaseScore {
     pub verdict: Verdict,
     /// Why it was escalated, when it was.
     pub reason: Option<Reason>,
+    /// The fingerprints of the violations that ended an escalated case
+    /// (its last attempt's), to tell the causes apart across cases.
+    pub fingerprints: Vec<String>,
     /// Each field's verdict, by JSON path.
     pub fields: BTreeMap<String, Verdict>,
     /// Model calls spent on it.
