@@ -125,48 +125,22 @@ impl PgServer {
 
     /// Runs `sql` on database `db`, returning what `psql -tA` prints.
     pub fn sql(&self, db: &str, sql: &str) -> String {
-        let output = self
-            .command("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                db,
-                "-tAq",
-                "-c",
-                sql,
-            ])
+        String::from_utf8(checked(self.psql(db, sql), "psql").stdout).unwrap().trim().to_string()
+    }
+
+    /// `psql -tAq -c sql` on database `db`, as the server's superuser.
+    fn psql(&self, db: &str, sql: &str) -> std::io::Result<std::process::Output> {
+        let port = self.port.to_string();
+        self.command("psql")
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", db, "-tAq", "-c", sql])
             .env("PGPASSWORD", &self.password)
             .current_dir(&self.dir)
-            .output();
-        String::from_utf8(checked(output, "psql").stdout).unwrap().trim().to_string()
+            .output()
     }
 
     /// The number a `SELECT count(*) ...` gives; 0 while the schema does not exist yet.
     pub fn count(&self, db: &str, sql: &str) -> usize {
-        let output = self
-            .command("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                db,
-                "-tAq",
-                "-c",
-                sql,
-            ])
-            .env("PGPASSWORD", &self.password)
-            .current_dir(&self.dir)
-            .output()
-            .unwrap();
+        let output = self.psql(db, sql).unwrap();
         String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0)
     }
 
