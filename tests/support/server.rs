@@ -188,33 +188,3 @@ async fn perform(stream: &mut TcpStream, mut step: Step) {
         }
     }
 }
-
-/// Environment variables cleared for a test and put back as they were when
-/// it ends, passing or not. Only for a test that is its binary's one user of
-/// these variables: the environment is the process's.
-pub struct ClearedEnv(Vec<(&'static str, Option<std::ffi::OsString>)>);
-
-impl ClearedEnv {
-    pub fn new(names: &[&'static str]) -> ClearedEnv {
-        let saved = names.iter().map(|&name| (name, std::env::var_os(name))).collect();
-        for name in names {
-            // SAFETY: no other test in the binary reads or writes these variables.
-            unsafe { std::env::remove_var(name) };
-        }
-        ClearedEnv(saved)
-    }
-}
-
-impl Drop for ClearedEnv {
-    fn drop(&mut self) {
-        for (name, value) in &self.0 {
-            // SAFETY: as in `new`.
-            unsafe {
-                match value {
-                    Some(value) => std::env::set_var(name, value),
-                    None => std::env::remove_var(name),
-                }
-            }
-        }
-    }
-}

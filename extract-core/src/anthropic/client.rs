@@ -92,17 +92,25 @@ impl Client {
     /// (`tool` or `json_schema`) when set.
     /// `Err(Error::Config)` naming `ANTHROPIC_API_KEY` when it is absent or empty.
     pub fn from_env() -> Result<Client, Error> {
-        let api_key = std::env::var(API_KEY_VAR).ok().filter(|k| !k.trim().is_empty()).ok_or_else(|| {
+        Client::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// The same as [`from_env`](Client::from_env), reading each variable
+    /// through `lookup` (a configuration file, a secrets store, a test's map)
+    /// instead of the process environment.
+    pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Client, Error> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let api_key = var(API_KEY_VAR).ok_or_else(|| {
             Error::config(format!("{API_KEY_VAR} is not set: export your Anthropic API key to run live"))
         })?;
         let mut builder = Client::builder().api_key(api_key);
-        if let Some(url) = std::env::var(BASE_URL_VAR).ok().filter(|v| !v.trim().is_empty()) {
+        if let Some(url) = var(BASE_URL_VAR) {
             builder = builder.base_url(url);
         }
-        if let Some(model) = std::env::var(MODEL_VAR).ok().filter(|v| !v.trim().is_empty()) {
+        if let Some(model) = var(MODEL_VAR) {
             builder = builder.model(model);
         }
-        if let Some(value) = std::env::var(DOCUMENT_BLOCKS_VAR).ok().filter(|v| !v.trim().is_empty()) {
+        if let Some(value) = var(DOCUMENT_BLOCKS_VAR) {
             builder = builder.document_blocks(match value.trim() {
                 "true" => true,
                 "false" => false,
@@ -114,7 +122,7 @@ impl Client {
                 }
             });
         }
-        if let Some(value) = std::env::var(MODE_VAR).ok().filter(|v| !v.trim().is_empty()) {
+        if let Some(value) = var(MODE_VAR) {
             builder = builder.mode(match value.trim() {
                 "tool" => Mode::Tool,
                 "json_schema" => Mode::JsonSchema,

@@ -84,7 +84,14 @@ impl ClientBuilder {
     /// [`build`](ClientBuilder::build), such as the [`Mode`].
     /// `Err(Error::Config)` naming `OPENAI_STRICT` when it holds anything else.
     pub fn from_env() -> Result<ClientBuilder, Error> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        ClientBuilder::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// The same as [`from_env`](ClientBuilder::from_env), reading each
+    /// variable through `lookup` (a configuration file, a secrets store, a
+    /// test's map) instead of the process environment.
+    pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<ClientBuilder, Error> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mut builder = ClientBuilder::default();
         if let Some(key) = var(API_KEY_VAR) {
             builder = builder.api_key(key);

@@ -5,7 +5,7 @@
 
 #![cfg(feature = "anthropic")]
 
-use crate::support::server::{ClearedEnv, Server, Step, reply};
+use crate::support::server::{Server, Step, reply};
 use crate::support::tracing_capture::Capture;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -790,62 +790,47 @@ async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
 
 #[test]
 fn from_env_reads_the_key_base_url_and_model() {
-    // The only test that touches the environment.
-    let _cleared = ClearedEnv::new(&[
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "ANTHROPIC_MODEL",
-        "ANTHROPIC_DOCUMENT_BLOCKS",
-        "ANTHROPIC_MODE",
-    ]);
-    let err = Client::from_env().unwrap_err();
+    // The variables, read through `from_vars` (what `from_env` calls with
+    // the process environment), so no test mutates the environment.
+    let vars = std::cell::RefCell::new(std::collections::HashMap::<&str, &str>::new());
+    let from_env = || Client::from_vars(|name| vars.borrow().get(name).map(|v| v.to_string()));
+    let set_var = |name: &'static str, value: &'static str| {
+        vars.borrow_mut().insert(name, value);
+    };
+    let err = from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)), "{err:?}");
     assert!(err.to_string().contains("ANTHROPIC_API_KEY"), "{err}");
 
-    unsafe {
-        std::env::set_var("ANTHROPIC_API_KEY", KEY);
-    }
-    let client = Client::from_env().unwrap();
+    set_var("ANTHROPIC_API_KEY", KEY);
+    let client = from_env().unwrap();
     assert_eq!(client.model(), DEFAULT_MODEL);
     assert_eq!(client.base_url(), "https://api.anthropic.com");
     assert_eq!(client.transport_retries(), 2);
     assert!(client.document_blocks(), "Anthropic's own API reads document blocks");
 
-    unsafe {
-        std::env::set_var("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/proxy/");
-        std::env::set_var("ANTHROPIC_MODEL", "claude-sonnet-5-5");
-    }
-    let client = Client::from_env().unwrap();
+    set_var("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/proxy/");
+    set_var("ANTHROPIC_MODEL", "claude-sonnet-5-5");
+    let client = from_env().unwrap();
     assert_eq!(client.base_url(), "http://127.0.0.1:9/proxy");
     assert_eq!(client.model(), "claude-sonnet-5-5");
     assert!(!client.forces_tool_choice());
     assert!(!format!("{client:?}").contains("TEST-SECRET"));
     assert!(!client.document_blocks(), "another server gets the document as text");
 
-    unsafe {
-        std::env::set_var("ANTHROPIC_DOCUMENT_BLOCKS", "true");
-    }
-    assert!(Client::from_env().unwrap().document_blocks(), "the variable overrides the rule");
-    unsafe {
-        std::env::set_var("ANTHROPIC_DOCUMENT_BLOCKS", "yes");
-    }
-    let err = Client::from_env().unwrap_err();
+    set_var("ANTHROPIC_DOCUMENT_BLOCKS", "true");
+    assert!(from_env().unwrap().document_blocks(), "the variable overrides the rule");
+    set_var("ANTHROPIC_DOCUMENT_BLOCKS", "yes");
+    let err = from_env().unwrap_err();
     assert!(
         matches!(err, Error::Config(_)) && err.to_string().contains("ANTHROPIC_DOCUMENT_BLOCKS"),
         "{err}"
     );
-    unsafe {
-        std::env::remove_var("ANTHROPIC_DOCUMENT_BLOCKS");
-    }
-    assert_eq!(Client::from_env().unwrap().mode(), Mode::Tool, "tool mode unless set");
-    unsafe {
-        std::env::set_var("ANTHROPIC_MODE", "json_schema");
-    }
-    assert_eq!(Client::from_env().unwrap().mode(), Mode::JsonSchema);
-    unsafe {
-        std::env::set_var("ANTHROPIC_MODE", "jsonschema");
-    }
-    let err = Client::from_env().unwrap_err().to_string();
+    vars.borrow_mut().remove("ANTHROPIC_DOCUMENT_BLOCKS");
+    assert_eq!(from_env().unwrap().mode(), Mode::Tool, "tool mode unless set");
+    set_var("ANTHROPIC_MODE", "json_schema");
+    assert_eq!(from_env().unwrap().mode(), Mode::JsonSchema);
+    set_var("ANTHROPIC_MODE", "jsonschema");
+    let err = from_env().unwrap_err().to_string();
     assert!(err.contains("ANTHROPIC_MODE") && err.contains("`tool` or `json_schema`"), "{err}");
 }
 

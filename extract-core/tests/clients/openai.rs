@@ -9,7 +9,7 @@
 
 use crate::support::server as common;
 use crate::support::tracing_capture::Capture;
-use common::{ClearedEnv, Server, Step};
+use common::{Server, Step};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -635,19 +635,25 @@ fn builder_for_debug() -> ClientBuilder {
 
 #[test]
 fn from_env_reads_the_key_base_url_model_and_strict() {
-    // The only test that touches the environment.
-    let _cleared = ClearedEnv::new(&["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_STRICT"]);
-    let err = Client::from_env().unwrap_err();
+    // The variables, read through `from_vars` (what `from_env` calls with
+    // the process environment), so no test mutates the environment.
+    let vars = std::cell::RefCell::new(std::collections::HashMap::<&str, &str>::new());
+    let builder_from_env = || ClientBuilder::from_vars(|name| vars.borrow().get(name).map(|v| v.to_string()));
+    let from_env = || builder_from_env()?.build();
+    let set_var = |name: &'static str, value: &'static str| {
+        vars.borrow_mut().insert(name, value);
+    };
+    let err = from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)) && err.to_string().contains("OPENAI_MODEL"), "{err}");
-    unsafe { std::env::set_var("OPENAI_MODEL", "gpt-test") };
-    let err = Client::from_env().unwrap_err();
+    set_var("OPENAI_MODEL", "gpt-test");
+    let err = from_env().unwrap_err();
     assert!(
         matches!(err, Error::Config(_)) && err.to_string().contains("OPENAI_API_KEY"),
         "OpenAI's own API needs a key: {err}"
     );
 
-    unsafe { std::env::set_var("OPENAI_API_KEY", KEY) };
-    let client = Client::from_env().unwrap();
+    set_var("OPENAI_API_KEY", KEY);
+    let client = from_env().unwrap();
     assert_eq!(client.base_url(), DEFAULT_BASE_URL);
     assert_eq!(client.model(), "gpt-test");
     assert!(client.strict(), "strict on for OpenAI's own API");
@@ -657,19 +663,17 @@ fn from_env_reads_the_key_base_url_model_and_strict() {
     assert!(!format!("{client:?}").contains("TEST-SECRET"));
 
     // A local server: no key needed, strict off unless asked for.
-    unsafe {
-        std::env::remove_var("OPENAI_API_KEY");
-        std::env::set_var("OPENAI_BASE_URL", "http://localhost:11434/v1/");
-    }
-    let client = Client::from_env().unwrap();
+    vars.borrow_mut().remove("OPENAI_API_KEY");
+    set_var("OPENAI_BASE_URL", "http://localhost:11434/v1/");
+    let client = from_env().unwrap();
     assert_eq!(client.base_url(), "http://localhost:11434/v1");
     assert!(!client.strict());
-    unsafe { std::env::set_var("OPENAI_STRICT", "true") };
-    assert!(Client::from_env().unwrap().strict(), "the variable overrides the rule");
-    let builder = ClientBuilder::from_env().unwrap().mode(Mode::JsonSchema);
+    set_var("OPENAI_STRICT", "true");
+    assert!(from_env().unwrap().strict(), "the variable overrides the rule");
+    let builder = builder_from_env().unwrap().mode(Mode::JsonSchema);
     assert_eq!(builder.build().unwrap().mode(), Mode::JsonSchema);
-    unsafe { std::env::set_var("OPENAI_STRICT", "yes") };
-    let err = Client::from_env().unwrap_err();
+    set_var("OPENAI_STRICT", "yes");
+    let err = from_env().unwrap_err();
     assert!(matches!(err, Error::Config(_)) && err.to_string().contains("OPENAI_STRICT"), "{err}");
 }
 
