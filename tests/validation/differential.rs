@@ -31,7 +31,7 @@ use std::fmt::Debug;
 
 use extract::{Extractable, Layer};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -194,7 +194,7 @@ fn agree<T: Extractable + PartialEq + Debug>(value: &Value) -> Result<bool, Test
 
 /// Runs `agree::<T>` over 256 cases of `strategy`; returns (accepted, rejected).
 fn run<T: Extractable + PartialEq + Debug>(strategy: impl Strategy<Value = Value>) -> (usize, usize) {
-    let mut runner = TestRunner::new(Config { cases: 256, failure_persistence: None, ..Config::default() });
+    let mut runner = crate::seeded_runner(256);
     let accepted = Cell::new(0);
     let rejected = Cell::new(0);
     let result = runner.run(&strategy, |value| {

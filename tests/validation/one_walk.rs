@@ -19,7 +19,7 @@ use std::fmt::Debug;
 use extract::__private_v1::TypeInfo;
 use extract::structure::StructureValidator;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -191,7 +191,7 @@ where
 {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap();
     let validator = StructureValidator::new(&schema);
-    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let mut runner = crate::seeded_runner(cases);
     let accepted = Cell::new(0);
     let refused = Cell::new(0);
     let result = runner.run(&strategy, |value| {
