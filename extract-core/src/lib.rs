@@ -36,8 +36,8 @@ pub use inspect::desk;
 pub use inspect::{Report, eval};
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
-    Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, Stats, Validated,
-    apply_patch, patch_tool, review, system_instructions,
+    Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, SYSTEM_INSTRUCTIONS,
+    Stats, Validated, apply_patch, patch_tool, review,
 };
 pub use schema::{StrictError, Tool};
 pub use validate::{Extractable, Sourced, structure, syntax, validate};

@@ -117,7 +117,11 @@ fn checks_inside_deques_maps_and_arrays_run_with_their_paths() {
         .map(|v| v.path.to_string())
         .collect();
     assert_eq!(paths, ["queue[1].amount", "by_sku.A-1.amount", "pair[1].amount"]);
-    assert!(Collections::tool().description.contains("in each `queue`: amount >= 0"));
+    // The bound is stated once, in the shared definition, as the number's
+    // keyword: every place the type appears reads it there.
+    let tool = Collections::tool();
+    assert!(!tool.description.contains("amount >= 0"), "{}", tool.description);
+    assert_eq!(tool.input_schema["$defs"]["Item"]["properties"]["amount"]["minimum"], json!(0));
 }
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
@@ -292,7 +296,7 @@ fn an_inline_enum_that_is_tagged_admits_null_in_the_tool_schema() {
 
 mod first {
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
-    #[check(x >= 0)]
+    #[check(x != 0)]
     pub struct Item {
         pub x: f64,
     }
@@ -316,9 +320,9 @@ struct TwoItems {
 #[test]
 fn the_tool_lists_the_checks_of_same_named_types_where_each_applies() {
     let description = TwoItems::tool().description;
-    assert!(description.contains("- in `first`: x >= 0"), "{description}");
-    assert!(description.contains("- in `second.inner`: x >= 0"), "{description}");
-    assert!(description.contains("- in each `many`: x >= 0"), "{description}");
+    assert!(description.contains("- in `first`: x != 0"), "{description}");
+    assert!(description.contains("- in `second.inner`: x != 0"), "{description}");
+    assert!(description.contains("- in each `many`: x != 0"), "{description}");
 }
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]

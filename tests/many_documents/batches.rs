@@ -239,7 +239,9 @@ fn answer(state: &Shared, base: &str, request: &common::Received) -> (u16, Vec<(
             for (custom_id, params) in &requests {
                 let fault = if canceled {
                     Some("canceled")
-                } else if refuse_forced && params["tool_choice"]["type"] == "tool" {
+                } else if refuse_forced
+                    && matches!(params["tool_choice"]["type"].as_str(), Some("tool" | "any"))
+                {
                     Some("forced")
                 } else {
                     stand.faults.get_mut(custom_id).and_then(VecDeque::pop_front)
@@ -694,7 +696,7 @@ async fn a_refused_forced_tool_choice_resends_the_batch_with_auto_for_free() {
     let choices = |b: &Held| -> Vec<String> {
         b.requests.iter().map(|(_, p)| p["tool_choice"]["type"].as_str().unwrap().to_string()).collect()
     };
-    assert!(choices(&stand.batches[0]).iter().all(|c| c == "tool"));
+    assert!(choices(&stand.batches[0]).iter().all(|c| c == "any"));
     assert_eq!(stand.batches[1].requests.len(), 12, "every refused request is sent again");
     assert!(stand.batches[1..].iter().flat_map(choices).all(|c| c == "auto"));
 }

@@ -99,7 +99,8 @@ pub(crate) fn body(
             let (tool, tool_choice, system) = match choice {
                 ToolChoice::Forced => (
                     prompt.tool.clone(),
-                    json!({ "type": "tool", "name": tool_name, "disable_parallel_tool_use": true }),
+                    // The request offers one tool: `any` forces it as surely as naming it.
+                    json!({ "type": "any", "disable_parallel_tool_use": true }),
                     prompt.system.clone(),
                 ),
                 ToolChoice::AutoStrict => {
@@ -261,7 +262,8 @@ mod tests {
         assert_eq!(keys, ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]);
         assert_eq!(
             body["tool_choice"],
-            json!({"type": "tool", "name": "record_note", "disable_parallel_tool_use": true})
+            json!({"type": "any", "disable_parallel_tool_use": true}),
+            "one tool is offered, so any tool is that one"
         );
         // Far under any model's minimum cacheable length: no cache markers.
         assert!(body["tools"][0].get("cache_control").is_none());
@@ -302,12 +304,12 @@ mod tests {
     #[test]
     fn auto_strict_does_not_repeat_what_the_built_in_instructions_say() {
         let mut prompt = prompt();
-        prompt.system = crate::system_instructions("record_note");
+        prompt.system = crate::SYSTEM_INSTRUCTIONS.to_string();
         let body =
             body(&prompt, "claude-opus-5-5", 1024, Ask::Tool(ToolChoice::AutoStrict), DocumentAs::Block)
                 .unwrap();
         assert_eq!(body["system"], prompt.system.as_str());
-        assert_eq!(body["system"].as_str().unwrap().matches("Answer only by calling").count(), 1);
+        assert_eq!(body["system"].as_str().unwrap().matches("Answer only through the tool").count(), 1);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use policy::{Next, Run};
 #[cfg(feature = "anthropic")]
 #[cfg(all(test, feature = "http"))]
 pub(crate) use prompt::answer_through_tool;
-pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, system_instructions};
+pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, SYSTEM_INSTRUCTIONS};
 #[cfg(feature = "http")]
 pub(crate) use prompt::{answer_as_json, system_answering_through_tool};
 pub use retries::{Retries, RetriesError};

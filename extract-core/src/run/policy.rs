@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use super::patch::{Corrections, PATCH_TOOL, apply_patch, is_patch_input, patch_tool};
-use super::prompt::{Correction, answer_only_by_calling};
+use super::prompt::Correction;
 use crate::validate::Accepted;
 use crate::validate::syntax;
 use crate::{
@@ -318,15 +318,9 @@ impl<T> Run<T> {
     fn next_prompt(&self, reply: &Reply, output: Option<&Value>, violations: &Violations) -> Prompt {
         let base = self.base.as_ref().filter(|_| self.corrections == Corrections::Patch);
         let (system, tool, correction) = match base {
-            Some(base) => (
-                self.system.replacen(
-                    &answer_only_by_calling(&self.tool.name),
-                    &answer_only_by_calling(PATCH_TOOL),
-                    1,
-                ),
-                patch_tool(),
-                Correction::patch(syntax::compact(base), violations),
-            ),
+            Some(base) => {
+                (self.system.clone(), patch_tool(), Correction::patch(syntax::compact(base), violations))
+            }
             None => {
                 let shown = match (output, self.prompt.asks_for_patch()) {
                     // A patch attempt's output is the patched object, not the reply.
@@ -472,12 +466,9 @@ mod tests {
         let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"note": "x"}))) else { panic!() };
         assert!(second.asks_for_patch());
         assert_eq!(second.tool.name, PATCH_TOOL);
-        assert!(
-            second.system.contains("Answer only by calling the tool `patch_output`"),
-            "{}",
-            second.system
-        );
-        assert!(!second.system.contains("`record`"), "{}", second.system);
+        // The system names no tool: a patch correction keeps it, and the
+        // prompt's cached prefix with it.
+        assert_eq!(second.system, crate::SYSTEM_INSTRUCTIONS);
         // An operation that does not apply leaves the base as it was.
         let Next::Call(third) = run.on_reply(patch(json!([{"op": "remove", "path": "/total"}]))) else {
             panic!()

@@ -19,9 +19,14 @@
 //!   (`date`, `date-time`, `email`, `uuid`, `ipv4`, a custom `iban`, ...)
 //!   stay, as do `minimum`/`maximum`.
 //!
+//! [`inline_single_use_definitions`] then writes each `$defs` entry that one
+//! `$ref` alone uses in place of that `$ref`: the same schema, read without a
+//! jump, and shorter by the reference and the definition's name.
+//!
 //! The structure validator is compiled from the untrimmed schema, so nothing
 //! removed here stops being enforced.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 
 use serde_json::{Map, Value};
@@ -74,6 +79,132 @@ fn trim_node(schema: &mut Value) {
 /// A numeric `format` schemars writes: nothing a model reads beside `type`.
 fn is_numeric_format(format: &str) -> bool {
     IntegerFormat::parse(format).is_some() || keywords::is_float_format(format)
+}
+
+/// Writes every `$defs` entry that exactly one `$ref` uses, and that does not
+/// refer to itself at any depth, in place of that `$ref`; removes `$defs`
+/// once it is empty. An entry used twice or recursive stays a definition (a
+/// copy would grow the schema, or never end), as does one whose `$ref`
+/// carries a keyword the entry also has (a field's description beside a
+/// type's): merging would drop one of them. A `$ref` of any other form than
+/// `#/$defs/NAME` (or `#`) leaves every entry where it is.
+///
+/// ```text
+/// {"properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+///  "$defs": {"Item": {"type": "object", "properties": {...}}}}
+///   becomes
+/// {"properties": {"items": {"type": "array", "items": {"type": "object", "properties": {...}}}}}
+/// ```
+pub(crate) fn inline_single_use_definitions(schema: &mut Value) {
+    while let Some(name) = next_to_inline(schema) {
+        let Some(definition) =
+            schema.get_mut("$defs").and_then(Value::as_object_mut).and_then(|defs| defs.remove(&name))
+        else {
+            return;
+        };
+        let Value::Object(definition) = definition else { return };
+        replace_reference(schema, &reference_to(&name), &definition);
+    }
+    if let Some(root) = schema.as_object_mut()
+        && root.get("$defs").and_then(Value::as_object).is_some_and(|defs| defs.is_empty())
+    {
+        remove_keeping_order(root, |key| key == "$defs");
+    }
+}
+
+/// The `$ref` that names the definition `name`.
+fn reference_to(name: &str) -> String {
+    format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
+}
+
+/// The definition the next round inlines, if any may be.
+fn next_to_inline(schema: &Value) -> Option<String> {
+    let defs = schema.get("$defs")?.as_object()?;
+    // Every `$ref` in the schema, definitions included, by target.
+    let mut referrers: HashMap<&str, Vec<&Map<String, Value>>> = HashMap::new();
+    let mut other_forms = false;
+    visit_nodes(schema, &mut |node| {
+        if let Some(target) = node.get("$ref").and_then(Value::as_str) {
+            match target
+                .strip_prefix("#/$defs/")
+                .map(|name| (name, defs.keys().any(|k| reference_to(k) == target)))
+            {
+                Some((_, true)) => referrers.entry(target).or_default().push(node),
+                _ if target == "#" => {}
+                _ => other_forms = true,
+            }
+        }
+    });
+    if other_forms {
+        return None;
+    }
+    defs.iter().find_map(|(name, definition)| {
+        let target = reference_to(name);
+        let [referrer] = referrers.get(target.as_str())?.as_slice() else { return None };
+        let clash = definition.as_object()?.keys().any(|key| key != "$ref" && referrer.contains_key(key));
+        (!clash && !reaches(defs, definition, &target, &mut Vec::new())).then(|| name.clone())
+    })
+}
+
+/// Whether `schema`, following `$ref`s through `defs`, refers to `target`.
+fn reaches<'a>(
+    defs: &'a Map<String, Value>,
+    schema: &'a Value,
+    target: &str,
+    visited: &mut Vec<&'a str>,
+) -> bool {
+    let mut found = false;
+    visit_nodes(schema, &mut |node| {
+        let Some(reference) = node.get("$ref").and_then(Value::as_str) else { return };
+        if found || reference == target {
+            found = true;
+            return;
+        }
+        let Some((name, definition)) = defs.iter().find(|(name, _)| reference_to(name) == reference) else {
+            return;
+        };
+        if !visited.contains(&name.as_str()) {
+            visited.push(name);
+            found = reaches(defs, definition, target, visited);
+        }
+    });
+    found
+}
+
+/// Calls `visit` on `schema` and every schema node inside it (definitions included).
+fn visit_nodes<'a>(schema: &'a Value, visit: &mut dyn FnMut(&'a Map<String, Value>)) {
+    let Some(node) = schema.as_object() else { return };
+    visit(node);
+    for sub in keywords::subschemas(schema) {
+        visit_nodes(sub, visit);
+    }
+}
+
+/// Replaces the node whose `$ref` is `target` by `definition`, keeping the
+/// node's other keywords (before the definition's, where the `$ref` was).
+fn replace_reference(schema: &mut Value, target: &str, definition: &Map<String, Value>) -> bool {
+    if let Some(node) = schema.as_object_mut()
+        && node.get("$ref").and_then(Value::as_str) == Some(target)
+    {
+        let mut merged = Map::new();
+        for (key, value) in std::mem::take(node) {
+            if key == "$ref" {
+                merged.extend(definition.clone());
+            } else {
+                merged.insert(key, value);
+            }
+        }
+        *node = merged;
+        return true;
+    }
+    let mut done = false;
+    let _ = keywords::for_each_subschema_mut(schema, |_, _, sub| {
+        if !done {
+            done = replace_reference(sub, target, definition);
+        }
+        Ok::<(), Infallible>(())
+    });
+    done
 }
 
 #[cfg(test)]
@@ -230,5 +361,85 @@ mod tests {
             let schema = json!({"type": "integer", "format": format});
             assert_eq!(trimmed(schema.clone(), ""), schema, "{format}");
         }
+    }
+
+    fn inlined(mut schema: Value) -> Value {
+        inline_single_use_definitions(&mut schema);
+        schema
+    }
+
+    #[test]
+    fn a_definition_used_once_is_written_where_it_is_used() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}},
+                "party": {"description": "Who pays.", "$ref": "#/$defs/Party"}
+            },
+            "$defs": {
+                "Line": {"type": "object", "properties": {"tax": {"$ref": "#/$defs/Tax"}}},
+                "Tax": {"type": "number"},
+                "Party": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }
+        });
+        assert_eq!(
+            inlined(schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "lines": {
+                        "type": "array",
+                        "items": {"type": "object", "properties": {"tax": {"type": "number"}}}
+                    },
+                    "party": {
+                        "description": "Who pays.",
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}}
+                    }
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn shared_recursive_and_clashing_definitions_stay() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "from": {"$ref": "#/$defs/Address"},
+                "to": {"$ref": "#/$defs/Address"},
+                "tree": {"$ref": "#/$defs/Node"},
+                "chain": {"$ref": "#/$defs/A"},
+                "party": {"description": "The field's.", "$ref": "#/$defs/Party"}
+            },
+            "$defs": {
+                "Address": {"type": "string"},
+                "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}},
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},
+                "Party": {"description": "The type's.", "type": "object"}
+            }
+        });
+        // A and B are each used once, but each reaches itself through the other.
+        assert_eq!(inlined(schema.clone()), schema);
+    }
+
+    #[test]
+    fn a_reference_of_another_form_leaves_every_definition() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#/$defs/A/properties/x"}},
+            "$defs": {"A": {"type": "object", "properties": {"x": {"type": "string"}}}}
+        });
+        assert_eq!(inlined(schema.clone()), schema);
+        let recursive_root = json!({
+            "type": "object",
+            "properties": {"parent": {"$ref": "#"}, "a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"type": "string"}}
+        });
+        assert_eq!(
+            inlined(recursive_root),
+            json!({"type": "object", "properties": {"parent": {"$ref": "#"}, "a": {"type": "string"}}})
+        );
     }
 }
