@@ -5,6 +5,7 @@
 //! the semantic walk reaches (every container the derive can see).
 //! Compile errors of the derive are `tests/ui.rs`'s.
 
+mod bounds;
 mod check_language;
 mod corner_cases;
 mod dates_decimals_quotes;
