@@ -173,6 +173,7 @@ pub const SYSTEM_INSTRUCTIONS: &str = "Answer only through the tool, from the do
 /// The words that tell a model to answer through the tool alone. A backend
 /// that must say it again where it cannot force the tool looks for them
 /// first, so instructions that already hold them do not get them twice.
+#[cfg(feature = "http")]
 pub(crate) const ANSWER_ONLY_THROUGH_THE_TOOL: &str = "Answer only through the tool";
 
 /// The system note of a request that asks for JSON text (a response

@@ -175,6 +175,7 @@ pub(crate) enum Repeat {
     /// made, or it answered 429 or 529): for a request that must not take
     /// effect twice, such as creating a batch. Never after a timeout, a
     /// dropped connection or another 5xx.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))] // the batch driver's
     WhenUnsent,
 }
 
@@ -183,6 +184,7 @@ enum Read<'a> {
     /// Reads the whole body (up to the body limit).
     Whole,
     /// Hands each line to the callback as it arrives.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))] // the batch driver's
     Lines(&'a mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send)),
 }
 
@@ -253,6 +255,7 @@ impl Transport {
     }
 
     /// The base URL requests go under (credentials and all: never for messages).
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
@@ -290,6 +293,7 @@ impl Transport {
     /// Sends `method` to `path` under the base URL (with a JSON `body`, if
     /// any), retrying like [`post`](Transport::post) when `repeat` allows;
     /// the success body.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn send_to(
         &self,
         method: Method,
@@ -306,6 +310,7 @@ impl Transport {
     /// body to `each` as it arrives (a body of any size; one line may be up
     /// to the body limit). A body cut short is fetched again from the
     /// start, under the same retry policy, so `each` may see a line twice.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn get_lines(
         &self,
         path: &str,

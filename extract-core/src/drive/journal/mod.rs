@@ -621,6 +621,7 @@ impl Recorded {
 
 /// The intent to create a message batch, recorded before the create call.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "anthropic"), allow(dead_code))] // the batch driver's
 pub(crate) struct Intent {
     pub number: i64,
     /// Unix seconds.
@@ -963,6 +964,7 @@ impl Store {
     /// The intent to create a batch of `documents`, committed before the
     /// create call (on PostgreSQL, only while this worker coordinates the
     /// run's batches); its number.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn intent(&self, created_at: i64, documents: Vec<(String, u32, String)>) -> Result<i64, Error> {
         let result = match &self.backend {
             Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.intent(created_at, &documents)).await,
@@ -976,6 +978,7 @@ impl Store {
         self.kept(result)
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         let id = id.to_string();
         let result = match &self.backend {
@@ -986,6 +989,7 @@ impl Store {
         self.kept(result)
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
         let result = match &self.backend {
             Backend::Sqlite(db) => Store::on_sqlite(db, move |db| db.abandon(intent)).await,
@@ -995,6 +999,7 @@ impl Store {
         self.kept(result)
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn resent(
         &self,
         document: &str,
@@ -1013,6 +1018,7 @@ impl Store {
         self.kept(result)
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub async fn collected(&self, batch: &str) -> Result<(), Error> {
         let batch = batch.to_string();
         let result = match &self.backend {

@@ -344,6 +344,7 @@ impl Sqlite {
 
     /// The intent to create a batch of `documents` ([id, attempt, content]),
     /// committed before the create call; its number.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn intent(&self, created_at: i64, documents: &[(String, u32, String)]) -> Result<i64, Error> {
         let listed = serde_json::to_string(documents).unwrap_or_default();
         self.transaction("cannot record the intent to create a message batch", |t, _| {
@@ -356,6 +357,7 @@ impl Sqlite {
     }
 
     /// The API's id of the batch of `intent`.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         self.transaction("cannot record a message batch's id", |t, _| {
             t.execute("UPDATE batches SET id = ?2 WHERE intent = ?1", params![intent, id])?;
@@ -365,6 +367,7 @@ impl Sqlite {
 
     /// The batch of `intent` was never created, or is to be forgotten: its
     /// documents are sent again.
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn abandon(&self, intent: i64) -> Result<(), Error> {
         self.transaction("cannot record that a batch intent is abandoned", |t, _| {
             t.execute("UPDATE batches SET abandoned = 1 WHERE intent = ?1", params![intent])?;
@@ -372,6 +375,7 @@ impl Sqlite {
         })
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         self.transaction("cannot record a resend", |t, at| {
             t.execute(
@@ -383,6 +387,7 @@ impl Sqlite {
         })
     }
 
+    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
     pub fn collected(&self, batch: &str) -> Result<(), Error> {
         self.transaction("cannot record that a message batch was collected", |t, _| {
             t.execute("UPDATE batches SET collected = 1 WHERE id = ?1", params![batch])?;
