@@ -18,6 +18,7 @@ use serde_json::json;
 #[check(tagged >= 0)]
 #[check(low <= high)]
 #[check(1 <= high)]
+#[check(high >= 2, recoverable = false)]
 struct Bounded {
     low: i64,
     above: f64,
@@ -51,10 +52,11 @@ fn a_bound_on_one_number_is_its_keyword() {
 #[test]
 fn every_other_check_stays_listed() {
     let tool = Bounded::tool();
-    for listed in ["- maybe >= 0", "- low <= high", "- 1 <= high"] {
+    for listed in ["- maybe >= 0", "- low <= high", "- 1 <= high", "- high >= 2"] {
         assert!(tool.description.contains(listed), "{listed} missing from:\n{}", tool.description);
     }
     assert!(tool.input_schema["properties"]["maybe"].get("minimum").is_none());
+    assert!(tool.input_schema["properties"]["high"].get("minimum").is_none());
 }
 
 #[test]

@@ -116,7 +116,7 @@ async fn a_patch_fixes_one_item_of_100_over_the_messages_api() {
     assert_eq!(correction["tools"].as_array().unwrap().len(), 1, "only the patch tool is offered");
     assert_eq!(correction["tools"][0]["name"], "patch_output");
     assert_eq!(correction["tool_choice"]["type"], "any", "forced where the model allows");
-    assert_eq!(correction["system"], bodies[0]["system"], "the same system: the cached prefix holds");
+    assert_eq!(correction["system"], bodies[0]["system"], "the system names no tool: the same");
     assert!(correction["system"].as_str().unwrap().contains("Answer only through the tool"));
     let texts: Vec<&str> = correction["messages"][0]["content"]
         .as_array()

@@ -169,7 +169,7 @@ impl Client {
         self.settings.retries
     }
 
-    /// Whether the next request forces the tool (`{"type": "tool"}`): false
+    /// Whether the next request forces the tool (`{"type": "any"}`): false
     /// for the models documented to refuse it, and, for any model, once it has
     /// answered a forced choice with a 400 (remembered for this client and its clones).
     pub fn forces_tool_choice(&self) -> bool {

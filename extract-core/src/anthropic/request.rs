@@ -4,8 +4,9 @@
 //! - `tools`: the prompt's tool, with `cache_control: {"type": "ephemeral"}`
 //!   where the prompt is long enough to be cached (tools render first, so
 //!   the cache prefix starts with them).
-//! - `tool_choice`: forced (`{"type": "tool", "name", "disable_parallel_tool_use": true}`)
-//!   or, where forcing is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
+//! - `tool_choice`: forced (`{"type": "any", "disable_parallel_tool_use": true}`:
+//!   the request offers one tool, so any tool is that one) or, where forcing
+//!   is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
 //!   with the strict copy of the tool and a system instruction to answer only
 //!   through it (unless the system already says so, as the built-in one does).
 //! - one user message: the document as a `document` block with a plain-text
@@ -13,6 +14,11 @@
 //!   marked, so a correction attempt reads tools, system and document from
 //!   the cache), alone on a first attempt, then on a correction the
 //!   labelled correction blocks.
+//!
+//! - To a server other than Claude's API ([`DocumentAs::Text`]), the tool's
+//!   numeric bounds are restated in words ([`bounds_in_words`]): such a
+//!   server may decode under the schema's grammar, which would force a
+//!   value a check exists to catch.
 //!
 //! - JSON outputs ([`Ask::Json`]): no `tools` and no `tool_choice`;
 //!   `output_config: {"format": {"type": "json_schema", "schema"}}` with the
@@ -31,12 +37,14 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 #[cfg(test)]
 use crate::run::answer_through_tool;
 use crate::run::{answer_as_json, system_answering_through_tool};
+use crate::schema::bounds_in_words;
 use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
 /// How the request asks for the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ToolChoice {
-    /// `{"type": "tool", "name": ..., "disable_parallel_tool_use": true}`.
+    /// `{"type": "any", "disable_parallel_tool_use": true}`: the request
+    /// offers one tool, so any tool is that one.
     Forced,
     /// `{"type": "auto", "disable_parallel_tool_use": true}` with the strict
     /// tool and an instruction to answer only through it.
@@ -69,7 +77,9 @@ pub(crate) enum DocumentAs {
     /// A `document` block: a text source byte for byte, or a base64 PDF.
     Block,
     /// A labelled, fenced text block (a PDF's text layer), for servers that
-    /// speak the Messages API but drop `document` blocks.
+    /// speak the Messages API but drop `document` blocks. Such a server is
+    /// not Claude's API, and may decode under the tool's schema: its numeric
+    /// bounds go in words.
     Text,
 }
 
@@ -114,6 +124,10 @@ pub(crate) fn body(
                     (tool, json!({ "type": "auto", "disable_parallel_tool_use": true }), system)
                 }
             };
+            let mut tool = tool;
+            if document_as == DocumentAs::Text {
+                bounds_in_words(&mut tool.input_schema);
+            }
             let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
             let cache = worth_caching(prompt, &tool, &system);
             if cache && let Some(object) = tool.as_object_mut() {
@@ -345,5 +359,22 @@ mod tests {
              ### INSTRUCTION\n```\nFix only a.\n```"
         );
         assert!(content[1].get("cache_control").is_none());
+    }
+
+    #[test]
+    fn bounds_are_keywords_for_claude_and_words_for_any_other_server() {
+        let mut prompt = prompt();
+        prompt.tool.input_schema = json!({
+            "type": "object",
+            "properties": {"qty": {"type": "integer", "minimum": 1, "exclusiveMaximum": 100}}
+        });
+        let forced = Ask::Tool(ToolChoice::Forced);
+        let claude = body(&prompt, "m", 1, forced, DocumentAs::Block).unwrap();
+        assert_eq!(claude["tools"][0]["input_schema"], prompt.tool.input_schema);
+        let other = body(&prompt, "m", 1, forced, DocumentAs::Text).unwrap();
+        assert_eq!(
+            other["tools"][0]["input_schema"]["properties"]["qty"],
+            json!({"type": "integer", "description": "Must be at least 1. Must be less than 100."})
+        );
     }
 }

@@ -9,6 +9,10 @@
 //! - [`Mode::Tool`]: `tools` holds the one function tool and `tool_choice`
 //!   forces it, or asks for `"required"` or `"auto"` where forcing is refused.
 //! - [`Mode::JsonSchema`]: `response_format` holds the schema; no tools.
+//! - Without strict mode, the tool's numeric bounds are restated in words
+//!   ([`bounds_in_words`]): a server behind this API may decode under the
+//!   schema's grammar (llama.cpp, vLLM), which would force a value a check
+//!   exists to catch. Strict mode's copy says them in words already.
 //! - `strict` and the strict schema only when strict is on (see
 //!   [`ClientBuilder::strict`](super::ClientBuilder::strict)), and never for
 //!   a patch correction (`patch_output`, whose untyped `value` strict mode
@@ -26,7 +30,7 @@ use super::builder::Mode;
 #[cfg(test)]
 use crate::run::answer_through_tool;
 use crate::run::{answer_as_json, system_answering_through_tool};
-use crate::schema::keywords;
+use crate::schema::{bounds_in_words, keywords};
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
 
@@ -84,7 +88,11 @@ pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Erro
     let strict = request.strict && !prompt.asks_for_patch();
     let (schema, strict) = match strict.then(|| strict_schema(tool)).flatten() {
         Some(schema) => (schema, true),
-        None => (tool.input_schema.clone(), false),
+        None => {
+            let mut schema = tool.input_schema.clone();
+            bounds_in_words(&mut schema);
+            (schema, false)
+        }
     };
     let mut system = prompt.system.clone();
     let mut body = Map::new();
@@ -403,5 +411,22 @@ mod tests {
             "### PREVIOUS OUTPUT\n```\n{\"a\":1}\n```\n\n### VALIDATION ERRORS\n```\na: too small\n```\n\n\
              ### INSTRUCTION\n```\nFix only a.\n```"
         );
+    }
+
+    #[test]
+    fn without_strict_mode_bounds_go_in_words() {
+        let mut prompt = prompt();
+        prompt.tool.input_schema["properties"]["rating"] = json!({"type": "number", "maximum": 5});
+        for mode in [Mode::Tool, Mode::JsonSchema] {
+            let body = body(&prompt, &request(mode, ToolChoice::Forced, false)).unwrap();
+            let schema = match mode {
+                Mode::Tool => &body["tools"][0]["function"]["parameters"],
+                Mode::JsonSchema => &body["response_format"]["json_schema"]["schema"],
+            };
+            assert_eq!(
+                schema["properties"]["rating"],
+                json!({"type": "number", "description": "Must be at most 5."})
+            );
+        }
     }
 }

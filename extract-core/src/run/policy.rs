@@ -466,8 +466,7 @@ mod tests {
         let Next::Call(second) = run.on_reply(Reply::tool_call(json!({"note": "x"}))) else { panic!() };
         assert!(second.asks_for_patch());
         assert_eq!(second.tool.name, PATCH_TOOL);
-        // The system names no tool: a patch correction keeps it, and the
-        // prompt's cached prefix with it.
+        // The system names no tool: a patch correction keeps it as it is.
         assert_eq!(second.system, crate::SYSTEM_INSTRUCTIONS);
         // An operation that does not apply leaves the base as it was.
         let Next::Call(third) = run.on_reply(patch(json!([{"op": "remove", "path": "/total"}]))) else {

@@ -188,9 +188,11 @@ struct Bound {
 
 /// The bound `check` sets on `field` of its type: the check compares the
 /// field alone with a number literal (`amount >= 0`, `rate < 1.5`), with no
-/// tolerance. A check of another form stays listed.
+/// tolerance. A check of another form stays listed, as does one tagged
+/// `recoverable = false`: a value outside it goes to a person, and the
+/// model should write what the document says, not be steered inside it.
 fn bound_of(check: &CheckMeta, field: &FieldInfo) -> Option<Bound> {
-    if check.with.is_some() || check.tolerance.is_some() {
+    if check.with.is_some() || check.tolerance.is_some() || !check.recoverable {
         return None;
     }
     let pieces: Vec<Piece<'_>> = check.rule.pieces().collect();

@@ -97,12 +97,9 @@ fn is_numeric_format(format: &str) -> bool {
 /// ```
 pub(crate) fn inline_single_use_definitions(schema: &mut Value) {
     while let Some(name) = next_to_inline(schema) {
-        let Some(definition) =
-            schema.get_mut("$defs").and_then(Value::as_object_mut).and_then(|defs| defs.remove(&name))
-        else {
-            return;
-        };
-        let Value::Object(definition) = definition else { return };
+        let Some(defs) = schema.get_mut("$defs").and_then(Value::as_object_mut) else { return };
+        let Some(Value::Object(definition)) = defs.get(&name).cloned() else { return };
+        remove_keeping_order(defs, |key| key == name);
         replace_reference(schema, &reference_to(&name), &definition);
     }
     if let Some(root) = schema.as_object_mut()

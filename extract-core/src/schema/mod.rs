@@ -12,4 +12,5 @@ mod tool;
 
 pub use derived::tool_of;
 pub use describe::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
+pub(crate) use strict::bounds_in_words;
 pub use tool::{StrictError, Tool};

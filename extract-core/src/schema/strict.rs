@@ -130,17 +130,7 @@ fn transform(schema: &mut Value, place: &Place, tally: &mut Tally) -> Result<(),
         strict_object(node, place, tally)?;
     }
     let notes = remove_unsupported(node);
-    if !notes.is_empty() {
-        let mut description =
-            node.get("description").and_then(Value::as_str).unwrap_or_default().trim_end().to_string();
-        for note in notes {
-            if !description.is_empty() {
-                description.push(' ');
-            }
-            description.push_str(&note);
-        }
-        node.insert("description".into(), Value::String(description));
-    }
+    append_to_description(node, notes);
 
     keywords::for_each_subschema_mut(schema, |keyword, name, sub| {
         let place = match (keywords::holds(keyword), name) {
@@ -210,10 +200,60 @@ fn is_union(schema: &Value) -> bool {
         || schema.get("oneOf").is_some()
 }
 
+/// Restates every numeric bound in `schema` (`minimum`, `maximum` and their
+/// exclusive forms, at any depth) in words, in the description of the
+/// schema that held it, as the strict copy does.
+///
+/// For a server that may decode under the schema's grammar (llama.cpp,
+/// vLLM): there a bound a check stated ([`super::derived`]) would be
+/// enforced while the model writes, so a value of the document outside it
+/// could not be written at all and an in-range one would be invented in its
+/// place, where the check exists to catch it. In words, the model still
+/// reads the bound, and the validator enforces it.
+pub(crate) fn bounds_in_words(schema: &mut Value) {
+    if let Some(node) = schema.as_object_mut() {
+        let notes = take_bounds(node);
+        append_to_description(node, notes);
+    }
+    let _ = keywords::for_each_subschema_mut(schema, |_, _, sub| {
+        bounds_in_words(sub);
+        Ok::<(), std::convert::Infallible>(())
+    });
+}
+
+/// Appends `notes` to the node's description (made if absent).
+fn append_to_description(node: &mut Map<String, Value>, notes: Vec<String>) {
+    if notes.is_empty() {
+        return;
+    }
+    let mut description =
+        node.get("description").and_then(Value::as_str).unwrap_or_default().trim_end().to_string();
+    for note in notes {
+        if !description.is_empty() {
+            description.push(' ');
+        }
+        description.push_str(&note);
+    }
+    node.insert("description".into(), Value::String(description));
+}
+
+/// Removes the numeric bounds of one schema node; returns them as sentences.
+fn take_bounds(node: &mut Map<String, Value>) -> Vec<String> {
+    [
+        ("minimum", "Must be at least"),
+        ("exclusiveMinimum", "Must be greater than"),
+        ("maximum", "Must be at most"),
+        ("exclusiveMaximum", "Must be less than"),
+    ]
+    .into_iter()
+    .filter_map(|(key, say)| node.remove(key).map(|value| format!("{say} {value}.")))
+    .collect()
+}
+
 /// Removes the keywords strict tool use rejects; returns them restated as sentences.
 fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
-    let mut notes = Vec::new();
     let has_bounds = node.contains_key("minimum") || node.contains_key("maximum");
+    let mut notes = take_bounds(node);
     let mut take = |key: &str, say: &dyn Fn(&Value) -> Option<String>| {
         if let Some(value) = node.get(key) {
             let note = say(value);
@@ -221,10 +261,6 @@ fn remove_unsupported(node: &mut Map<String, Value>) -> Vec<String> {
             notes.extend(note);
         }
     };
-    take("minimum", &|v| Some(format!("Must be at least {v}.")));
-    take("exclusiveMinimum", &|v| Some(format!("Must be greater than {v}.")));
-    take("maximum", &|v| Some(format!("Must be at most {v}.")));
-    take("exclusiveMaximum", &|v| Some(format!("Must be less than {v}.")));
     take("multipleOf", &|v| Some(format!("Must be a multiple of {v}.")));
     take("minLength", &|v| Some(format!("Must be at least {} long.", count(v, "character"))));
     take("maxLength", &|v| Some(format!("Must be at most {} long.", count(v, "character"))));

@@ -522,7 +522,7 @@ async fn a_rejected_forced_tool_choice_falls_back_to_auto_and_strict_and_is_reme
         error_step(
             400,
             "invalid_request_error",
-            "tool_choice: forcing a tool call with {\"type\": \"tool\"} is not supported for this model",
+            "tool_choice: forcing a tool call with {\"type\": \"any\"} is not supported for this model",
         ),
         ok(json!({"total": 1.0})),
         ok(json!({"total": 2.0})),
