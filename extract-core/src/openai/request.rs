@@ -308,10 +308,14 @@ mod tests {
         keys.sort_unstable();
         assert_eq!(keys, ["messages", "model", "tool_choice", "tools"]);
         assert_eq!(body["tool_choice"], json!({"type": "function", "function": {"name": "record_note"}}));
+        // The tool's schema as it is, but for its bounds, which go in words.
+        let mut parameters = tool().input_schema;
+        parameters["$defs"]["Page"]["properties"]["number"] =
+            json!({"type": "integer", "description": "Must be at least 1."});
         assert_eq!(
             body["tools"],
             json!([{"type": "function", "function": {
-                "name": "record_note", "description": "Record one note.", "parameters": tool().input_schema
+                "name": "record_note", "description": "Record one note.", "parameters": parameters
             }}])
         );
         assert_eq!(body["messages"][0], json!({"role": "system", "content": "Extract."}));
