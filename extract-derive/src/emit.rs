@@ -23,7 +23,6 @@ pub fn extractable(container: &Container) -> TokenStream {
 fn structure(container: &Container) -> TokenStream {
     let p = private();
     let rt = runtime();
-    let probes = probes();
     let ty = &container.ident;
     let rust_name = ty.to_string();
     let tool_name = &container.tool_name;
@@ -41,26 +40,13 @@ fn structure(container: &Container) -> TokenStream {
             self_named(quote!(#ty_tokens), ty)
         })
         .collect();
-    let lowered: Vec<lower::Lowered> = container
-        .checks
-        .iter()
-        .enumerate()
-        .map(|(i, check)| lower::check(check, i, &container.fields))
-        .collect();
-    let checks = encoding::checks(&lowered.iter().map(|l| &l.text).collect::<Vec<_>>());
-    let runs: Vec<&TokenStream> = lowered.iter().map(|l| &l.run).collect();
+    let (checks, runs) = lowered_checks(&container.checks, &container.fields);
     let generic = !container.generics.params.is_empty();
     let info = if generic {
         quote!(#rt::Some(<Self as #rt::Audited>::__generic_info()))
     } else {
         quote!(<Self as #rt::Audited>::TYPE_INFO)
     };
-    let check_scope = (!runs.is_empty()).then(|| {
-        quote! {
-            let __this = self;
-            let __info = #info;
-        }
-    });
     let walks: Vec<TokenStream> = described()
         .filter_map(|f| {
             let ident = &f.ident;
@@ -69,18 +55,7 @@ fn structure(container: &Container) -> TokenStream {
             Some(quote!(__audit.enter(#json); #walk __audit.leave();))
         })
         .collect();
-    // A type with nothing to check or descend into keeps `audit`'s default.
-    let audit = (!runs.is_empty() || !walks.is_empty()).then(|| {
-        quote! {
-            #[allow(clippy::all)]
-            fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
-                #probes
-                #check_scope
-                #(#runs)*
-                #(#walks)*
-            }
-        }
-    });
+    let audit = audit_method(info, &runs, &walks);
     // Each field read, under a binding of the derive's own (see `derived_items!`).
     let reads = described().enumerate().map(|(i, f)| {
         let ident = &f.ident;
@@ -172,6 +147,33 @@ fn shape_types<'a>(types: impl Iterator<Item = &'a syn::Type>, ty: &syn::Ident) 
     quote!([#((#types))*])
 }
 
+/// The `audit` method of a struct (named fields or not): the checks' `runs`
+/// with the value as `__this` and its description (`info`) as `__info`,
+/// then the `walks` into its fields. `None` for a type with nothing to
+/// check or descend into, which keeps the trait's default.
+fn audit_method(info: TokenStream, runs: &[TokenStream], walks: &[TokenStream]) -> Option<TokenStream> {
+    if runs.is_empty() && walks.is_empty() {
+        return None;
+    }
+    let p = private();
+    let probes = probes();
+    let check_scope = (!runs.is_empty()).then(|| {
+        quote! {
+            let __this = self;
+            let __info = #info;
+        }
+    });
+    Some(quote! {
+        #[allow(clippy::all)]
+        fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
+            #probes
+            #check_scope
+            #(#runs)*
+            #(#walks)*
+        }
+    })
+}
+
 /// The checks lowered, their descriptions encoded, and the statements that
 /// run them (`__this` the value, `__info` its description).
 fn lowered_checks(checks: &[crate::check::Check], fields: &[Field]) -> (String, Vec<TokenStream>) {
@@ -203,7 +205,6 @@ fn element_walks(elements: &[Element], bindings: &[TokenStream]) -> Vec<TokenStr
 fn tuple(container: &Container, elements: &[Element]) -> TokenStream {
     let p = private();
     let rt = runtime();
-    let probes = probes();
     let ty = &container.ident;
     let rust_name = ty.to_string();
     let tool_name = &container.tool_name;
@@ -216,23 +217,7 @@ fn tuple(container: &Container, elements: &[Element]) -> TokenStream {
         })
         .collect();
     let walks = element_walks(elements, &bindings);
-    let check_scope = (!runs.is_empty()).then(|| {
-        quote! {
-            let __this = self;
-            let __info = <Self as #rt::Audited>::TYPE_INFO;
-        }
-    });
-    let audit = (!runs.is_empty() || !walks.is_empty()).then(|| {
-        quote! {
-            #[allow(clippy::all)]
-            fn audit<__L: #p::LazyWalk>(&self, __audit: &mut #p::Audit<'_>, _: bool) {
-                #probes
-                #check_scope
-                #(#runs)*
-                #(#walks)*
-            }
-        }
-    });
+    let audit = audit_method(quote!(<Self as #rt::Audited>::TYPE_INFO), &runs, &walks);
     let shapes = shape_types(elements.iter().map(|e| &e.ty), ty);
     let reads = (0..elements.len()).map(|i| quote::format_ident!("__field{}", i));
     quote! {
