@@ -327,12 +327,7 @@ fn model(params: &Value) -> Value {
 
 /// Twelve documents: every third one needs a correction.
 fn documents() -> Vec<Document> {
-    (0..12)
-        .map(|i| {
-            let wrong = if i % 3 == 0 { " wrong" } else { "" };
-            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
-        })
-        .collect()
+    invoices::marked_invoices(12, 3, " wrong")
 }
 
 fn client(base: &str) -> Client {

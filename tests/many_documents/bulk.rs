@@ -55,12 +55,7 @@ impl Model for DocumentModel {
 
 /// Twenty documents: every third one needs a correction.
 fn documents() -> Vec<Document> {
-    (0..20)
-        .map(|i| {
-            let wrong = if i % 3 == 0 { " wrong" } else { "" };
-            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
-        })
-        .collect()
+    invoices::marked_invoices(20, 3, " wrong")
 }
 
 fn temp_journal(name: &str) -> PathBuf {

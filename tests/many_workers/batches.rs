@@ -14,7 +14,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 use crate::stand_in::model;
-use crate::support::invoices::{Invoice, packets};
+use crate::support::invoices::{Invoice, marked_invoices, packets};
 use crate::support::postgres::PgServer;
 use crate::support::server::read_request;
 use crate::workers::digest;
@@ -134,12 +134,7 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
 
 /// Twelve invoices; every third needs a correction (a second round).
 fn documents() -> Vec<Document> {
-    (0..12usize)
-        .map(|i| {
-            let wrong = if i.is_multiple_of(3) { " wrong" } else { "" };
-            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:02}"))
-        })
-        .collect()
+    marked_invoices(12, 3, " wrong")
 }
 
 fn batches(base: &str) -> Batches {

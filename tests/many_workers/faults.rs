@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::support::invoices::Invoice;
+use crate::support::invoices::{Invoice, marked_invoices};
 use crate::support::postgres::PgServer;
 use crate::support::tracing_capture::Capture;
 
@@ -50,12 +50,7 @@ impl Model for Counted {
 }
 
 fn documents(count: usize) -> Vec<Document> {
-    (0..count)
-        .map(|i| {
-            let stuck = if i.is_multiple_of(4) { " stuck" } else { "" };
-            Document::text(format!("amounts {i} 1 2 total {}{stuck}", i + 3)).with_id(format!("inv-{i:02}"))
-        })
-        .collect()
+    marked_invoices(count, 4, " stuck")
 }
 
 fn bulk(model: &Counted, journal: Journal) -> Bulk<Counted> {

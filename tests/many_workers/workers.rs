@@ -10,17 +10,12 @@ use extract::anthropic::Client;
 use extract::{Bulk, Document, Extractor, Journal, Retries};
 
 use crate::stand_in::StandIn;
-use crate::support::invoices::{Invoice, packets};
+use crate::support::invoices::{Invoice, marked_invoices, packets};
 use crate::support::postgres::PgServer;
 
 /// `count` invoices; every third needs a correction.
 fn documents(count: usize) -> Vec<Document> {
-    (0..count)
-        .map(|i| {
-            let wrong = if i.is_multiple_of(3) { " wrong" } else { "" };
-            Document::text(format!("amounts {i} 1 2 total {}{wrong}", i + 3)).with_id(format!("inv-{i:03}"))
-        })
-        .collect()
+    marked_invoices(count, 3, " wrong")
 }
 
 fn client(base: &str) -> Client {

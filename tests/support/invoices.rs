@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use extract::{BulkReport, Extractable};
+use extract::{BulkReport, Document, Extractable};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,22 @@ pub struct Invoice {
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
 pub struct Item {
     pub amount: f64,
+}
+
+/// `count` invoices in the text the tests' scripted readers parse
+/// (`amounts {i} 1 2 total {i + 3}`), with ids `inv-00`, `inv-01`, ... (three
+/// digits past 100 invoices, so the ids sort as the invoices are numbered).
+/// Every `every`-th one, from the first, ends with `mark`: " wrong" (the
+/// reader's first answer breaks the sum), " stuck" (every answer does).
+pub fn marked_invoices(count: usize, every: usize, mark: &str) -> Vec<Document> {
+    let width = if count > 100 { 3 } else { 2 };
+    (0..count)
+        .map(|i| {
+            let marked = if i.is_multiple_of(every) { mark } else { "" };
+            Document::text(format!("amounts {i} 1 2 total {}{marked}", i + 3))
+                .with_id(format!("inv-{i:0width$}"))
+        })
+        .collect()
 }
 
 /// Every outcome of a report as JSON, by document id: two runs that agree
