@@ -6,7 +6,7 @@
 //! request, by its number, can be answered `429` with `retry-after: 1`.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -14,11 +14,12 @@ use tokio::net::TcpListener;
 
 use crate::support::server::read_request;
 
-/// One request the stand-in answered.
+/// One request the stand-in answered, timed by the wall clock (the one a
+/// PostgreSQL server on this machine writes too).
 #[derive(Debug, Clone, Copy)]
 pub struct Call {
-    pub arrived: Instant,
-    pub answered: Instant,
+    pub arrived: SystemTime,
+    pub answered: SystemTime,
     pub status: u16,
 }
 
@@ -43,7 +44,7 @@ impl StandIn {
                 tokio::spawn(async move {
                     // One connection may carry many requests (the client keeps it alive).
                     while let Some(request) = read_request(&mut stream).await {
-                        let arrived = Instant::now();
+                        let arrived = SystemTime::now();
                         let number = {
                             let mut seen = seen.lock().unwrap();
                             *seen += 1;
@@ -60,7 +61,7 @@ impl StandIn {
                             "HTTP/1.1 {status} Stand-in\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n",
                             body.len()
                         );
-                        let answered = Instant::now();
+                        let answered = SystemTime::now();
                         record.lock().unwrap().push(Call { arrived, answered, status });
                         // One write: a second small one would wait for the client's
                         // delayed ACK (Nagle), adding 40 ms to every answer.

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use extract::anthropic::Client;
 use extract::{Bulk, Document, Extractor, Journal, Retries};
@@ -206,13 +206,26 @@ async fn a_429_seen_by_one_worker_pauses_every_worker_until_its_retry_after() {
     }
     let calls = stand_in.calls();
     let limited = calls.iter().find(|c| c.status == 429).expect("the stand-in answered one 429");
-    let (quiet_from, quiet_until) =
-        (limited.answered + Duration::from_millis(100), limited.answered + Duration::from_secs(1));
+    // The pause holds from when the worker that saw the 429 committed it
+    // (`paused_until` less the 1 s of `retry-after`), however long a busy
+    // machine took to get there; a request checked just before that
+    // commit may still be on its way for a moment.
+    let paused_until: f64 = server
+        .sql("paced", "SELECT extract(epoch FROM paused_until) FROM extract_runs WHERE name = 'paced'")
+        .parse()
+        .expect("the run's row holds the pause");
+    let quiet_until = UNIX_EPOCH + Duration::from_secs_f64(paused_until);
+    let committed = quiet_until - Duration::from_secs(1);
+    assert!(committed >= limited.answered - Duration::from_millis(50), "the pause came from the 429");
+    let quiet_from = committed + Duration::from_millis(150);
     let during: Vec<Duration> = calls
         .iter()
         .filter(|c| c.arrived > quiet_from && c.arrived < quiet_until)
-        .map(|c| c.arrived - limited.answered)
+        .map(|c| c.arrived.duration_since(committed).unwrap())
         .collect();
-    assert!(during.is_empty(), "requests left while the run was paused, at {during:?} after the 429");
+    assert!(
+        during.is_empty(),
+        "requests left while the run was paused, at {during:?} after the pause was committed"
+    );
     assert!(calls.iter().any(|c| c.arrived >= quiet_until), "the run went on after the pause");
 }
