@@ -12,7 +12,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use extract::{Bulk, Document, Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Bulk, Document, Extractable, Extractor, Retries};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;

@@ -13,9 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use extract::{
-    Bulk, Document, Error, Extractable, Extractor, Journal, Model, ModelFuture, Prompt, Reply, Retries,
-};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Bulk, Document, Error, Extractable, Extractor, Journal, Retries};
 use indicatif::{ProgressBar, ProgressStyle};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -207,7 +206,7 @@ async fn main() -> ExitCode {
     );
 
     // The run report: one self-contained HTML file.
-    let mut page = extract::Report::new(&report.stats).title("March invoices: run report");
+    let mut page = extract::report::Report::new(&report.stats).title("March invoices: run report");
     for (id, outcome) in &report.outcomes {
         page = page.outcome(id, outcome);
     }

@@ -27,7 +27,8 @@ mod live;
 use std::process::ExitCode;
 
 use extract::eval::{self, Comparison, Evaluation, Match, Prices, Rule, Scorecard};
-use extract::{Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries, Stats, Usage};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Extractable, Extractor, Retries, Stats, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -136,7 +137,7 @@ async fn main() -> ExitCode {
     print_where_to_look(&a);
 
     let stats = Stats::new();
-    let page = extract::Report::new(&stats)
+    let page = extract::report::Report::new(&stats)
         .title("Evaluation on the labelled corpus")
         .evaluation(&a)
         .evaluation(&b)

@@ -21,10 +21,9 @@ mod live;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
+use extract::model::{BlockKind, Model, ModelFuture, Prompt, Reply, ReplyContent};
 use extract::testing::Scripted;
-use extract::{
-    BlockKind, Document, Extractable, Extractor, Model, ModelFuture, Outcome, Prompt, Reply, ReplyContent,
-};
+use extract::{Document, Extractable, Extractor, Outcome};
 use extract::{Retries, Sourced, Stats};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

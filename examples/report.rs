@@ -14,8 +14,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use extract::model::Reply;
+use extract::report::Report;
 use extract::testing::Scripted;
-use extract::{Extractable, Extractor, Outcome, Reply, Report, Retries, Sourced, Stats, Usage};
+use extract::{Extractable, Extractor, Outcome, Retries, Sourced, Stats, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -1,10 +1,30 @@
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! Trustworthy LLM extraction: derive a tool definition, semantic checks and
 //! recoverability rules from a Rust struct, then let a small runtime retry
 //! with exact feedback or escalate to a human.
 //!
 //! `use extract::Extractable;` names both the trait and the derive. The
 //! README has the tour; ARCHITECTURE.md the layout.
+//!
+//! The root holds what a program writes; the rest lives in modules named
+//! for a concept: [`model`] (what a backend author needs), [`run`] (the
+//! sans-IO retry policy and its parts), [`journal`], [`bulk`], [`report`],
+//! [`eval`], [`testing`], and behind their features [`anthropic`],
+//! [`openai`] and [`desk`].
+//!
+//! # Features
+//!
+//! - `anthropic` (default): the Claude backend, [`anthropic::Client`], with Message Batches.
+//! - `sqlite` (default): the journal in an embedded SQLite database ([`Journal::sqlite`]).
+//! - `openai`: the OpenAI-compatible backend, [`openai::Client`].
+//! - `postgres`: the journal on PostgreSQL, shared by many worker processes.
+//! - `chrono`, `decimal`: dates and exact amounts in checks and schemas.
+//! - `desk`: the review desk, an HTTP server over an SQLite journal.
+//!
+//! Without default features nothing compiles an HTTP client or SQLite:
+//! validation, the retry loop, `Bulk` without a journal, and a backend of
+//! your own.
 //!
 //! # Validate an output
 //!
@@ -76,5 +96,67 @@
 //! assert!(model.prompts()[1].to_string().contains("sum(line_items.amount) = 450.00, total = 500.00"));
 //! ```
 
-pub use extract_core::*;
+pub use extract_core::run::review::review;
+pub use extract_core::validate::validate;
+pub use extract_core::{
+    Code, Corrections, Document, Escalation, Extractable, FieldPath, Layer, Outcome, Partial, Reason,
+    Retries, Source, Sourced, Stats, Tool, Usage, Validated, Violation, Violations, leaf,
+};
 pub use extract_derive::Extractable;
+pub use extract_drive::{Bulk, BulkReport, Error, Extractor, Journal};
+
+/// What a model backend needs: the [`Model`](model::Model) trait, the
+/// [`Prompt`](model::Prompt) it is sent (its blocks), and the
+/// [`Reply`](model::Reply) it answers with.
+pub mod model {
+    pub use extract_core::run::{Block, BlockKind, Prompt};
+    pub use extract_core::schema::StrictError;
+    pub use extract_core::vocabulary::{Content, Reply, ReplyContent, Truncation};
+    pub use extract_drive::{Model, ModelFuture};
+}
+
+/// The retry policy without I/O: a [`Run`](run::Run) builds each attempt's
+/// prompt and judges each reply, for drivers of your own; the parts of an
+/// escalation, the statistics' details, and the patch corrections' tool.
+pub mod run {
+    pub use extract_core::run::{
+        Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, Next, PATCH_TOOL, ParetoRow,
+        RetriesError, Run, SYSTEM_INSTRUCTIONS, apply_patch, patch_tool,
+    };
+    pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
+}
+
+/// A run's memory, read back: its summary, reviews and decisions.
+/// [`Journal`](crate::Journal) itself is at the root.
+pub mod journal {
+    pub use extract_drive::journal::{JournalSummary, Review, ReviewDecision};
+}
+
+/// Many documents through one extractor: [`Bulk`](crate::Bulk) and
+/// [`BulkReport`](crate::BulkReport) are at the root; its progress is here.
+pub mod bulk {
+    pub use extract_drive::bulk::Progress;
+}
+
+/// The HTML report of a run: statistics, escalations, reviewer corrections.
+pub mod report {
+    pub use extract_inspect::Report;
+}
+
+pub use extract_drive::testing;
+pub use extract_inspect::eval;
+
+#[cfg(feature = "desk")]
+#[cfg_attr(docsrs, doc(cfg(feature = "desk")))]
+pub use extract_inspect::desk;
+
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub use extract_anthropic as anthropic;
+
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub use extract_openai as openai;
+
+#[doc(hidden)]
+pub use extract_core::__private_v1;

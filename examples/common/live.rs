@@ -5,7 +5,7 @@
 //! response-format mode; needs the `openai` feature). `--max-tokens N`
 //! caps each answer (a small local model can ramble until its context is full).
 
-use extract::Model;
+use extract::model::Model;
 
 /// The backend `--backend` names: `anthropic` (the default) or `openai`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,39 +1,23 @@
 #![warn(missing_docs)]
-//! Runtime of `extract`. Use it through the facade crate `extract`, which
-//! re-exports everything here together with `#[derive(Extractable)]`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+//! The sans-IO core of `extract`. Use it through the facade crate
+//! `extractable` (library `extract`), which re-exports what users name.
 //!
-//! The crate is built in layers, each a module whose imports point only
-//! downward (ARCHITECTURE.md has a section per layer):
+//! Nothing here awaits, spawns, or touches a file, a socket or a database:
+//! the drivers (`extractable-drive`) and the backends sit above it. Its
+//! modules are layers whose imports point only downward (ARCHITECTURE.md
+//! has a section per layer):
 //!
-//! - `vocabulary`: violations and paths, replies, usage, text helpers;
-//! - `schema`: what the model is shown (the tool, its strict copy, type descriptions);
-//! - `validate`: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
-//! - `run`: the sans-IO retry policy and everything it produces;
-//! - `drive`: the `Model` trait, `Extractor`, `testing`, `Error`;
-//! - `inspect`: reading a finished run: the HTML `Report`, `eval` against labelled documents;
-//! - `anthropic`: the Claude backend (feature `anthropic`);
-//! - `openai`: the Chat Completions backend (feature `openai`).
+//! - [`vocabulary`]: violations and paths, replies, usage, text helpers;
+//! - [`schema`]: what the model is shown (the tool, its strict copy, type descriptions);
+//! - [`validate`]: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
+//! - [`run`]: the sans-IO retry policy and everything it produces.
 
-mod drive;
-mod inspect;
-mod run;
-mod schema;
-mod validate;
-mod vocabulary;
+pub mod run;
+pub mod schema;
+pub mod validate;
+pub mod vocabulary;
 
-#[cfg(feature = "anthropic")]
-pub mod anthropic;
-#[cfg(feature = "openai")]
-pub mod openai;
-
-pub use drive::testing;
-pub use drive::{
-    Bulk, BulkReport, Error, Extractor, Journal, JournalSummary, Model, ModelFuture, Progress, Review,
-    ReviewDecision,
-};
-#[cfg(feature = "desk")]
-pub use inspect::desk;
-pub use inspect::{Report, eval};
 pub use run::{
     Block, BlockKind, Correction, Corrections, Dominant, Escalation, FEEDBACK_PER_FINGERPRINT, FailedAttempt,
     Next, Outcome, PATCH_TOOL, Partial, Prompt, Reason, Retries, RetriesError, Run, SYSTEM_INSTRUCTIONS,

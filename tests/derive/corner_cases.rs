@@ -349,7 +349,7 @@ fn unique_over_instants_compares_them_in_utc() {
 #[test]
 fn an_f32_type_does_not_pay_for_the_schema_pass_on_ordinary_outputs() {
     let schema = serde_json::to_value(schemars::schema_for!(Mixed)).unwrap();
-    let structure = extract::structure::StructureValidator::new(&schema);
+    let structure = extract_core::structure::StructureValidator::new(&schema);
     // Mixed has a `pattern`, so it always checks; a plain f32 type only for huge numbers.
     assert!(structure.must_check(&json!({"code": "A", "big": 1, "ratio": 0.5})));
     #[derive(Deserialize, JsonSchema)]
@@ -358,7 +358,7 @@ fn an_f32_type_does_not_pay_for_the_schema_pass_on_ordinary_outputs() {
         ratio: f32,
     }
     let schema = serde_json::to_value(schemars::schema_for!(Plain)).unwrap();
-    let structure = extract::structure::StructureValidator::new(&schema);
+    let structure = extract_core::structure::StructureValidator::new(&schema);
     assert!(!structure.needs_schema_pass());
     assert!(!structure.must_check(&json!({"ratio": 0.5})));
     assert!(structure.must_check(&json!({"ratio": 1e300})));

@@ -3,8 +3,10 @@
 //! run report's section of reviewer corrections; a fixed document counts
 //! valid and reviewed.
 
+use extract::journal::ReviewDecision;
+use extract::report::Report;
 use extract::testing::Scripted;
-use extract::{Bulk, Extractor, Journal, Report, Retries, ReviewDecision};
+use extract::{Bulk, Extractor, Journal, Retries};
 
 use crate::http::{csrf_of, get, post_form};
 use crate::start;

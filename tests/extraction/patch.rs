@@ -88,7 +88,7 @@ fn claude(server: &Server, model: &str, mode: Mode) -> Client {
         .unwrap()
 }
 
-fn patching<M: extract::Model>(model: M, retries: u32) -> Extractor<M> {
+fn patching<M: extract::model::Model>(model: M, retries: u32) -> Extractor<M> {
     Extractor::new(model).retries(Retries::new(retries).unwrap()).corrections(Corrections::Patch)
 }
 
@@ -312,7 +312,7 @@ async fn a_patch_over_chat_completions_in_json_schema_mode_uses_the_patch_schema
     let bodies = server.bodies();
     let format = &bodies[1]["response_format"]["json_schema"];
     assert_eq!(format["name"], "patch_output");
-    assert_eq!(format["schema"], extract::patch_tool().input_schema);
+    assert_eq!(format["schema"], extract::run::patch_tool().input_schema);
     assert!(format.get("strict").is_none(), "{format}");
     assert!(bodies[1].get("tools").is_none());
 }
@@ -325,8 +325,8 @@ async fn a_journalled_patch_is_applied_again_on_replay() {
     let (document, right) = invoice(100);
     let path = crate::support::invoices::temp_journal("patch", "replay");
     let model = Scripted::new([
-        extract::Reply::named_tool_call("record_invoice", one_wrong(&right, 42)),
-        extract::Reply::named_tool_call("patch_output", fix(42)),
+        extract::model::Reply::named_tool_call("record_invoice", one_wrong(&right, 42)),
+        extract::model::Reply::named_tool_call("patch_output", fix(42)),
     ]);
     let documents = || vec![Document::text(document.clone()).with_id("inv-9")];
     let first =
@@ -400,7 +400,10 @@ async fn json_outputs_carry_patch_corrections() {
         .unwrap();
     let Outcome::Valid(valid) = outcome else { panic!("{outcome:?}") };
     assert_eq!(serde_json::to_value(valid.value()).unwrap(), right);
-    assert_eq!(server.bodies()[1]["output_config"]["format"]["schema"], extract::patch_tool().input_schema);
+    assert_eq!(
+        server.bodies()[1]["output_config"]["format"]["schema"],
+        extract::run::patch_tool().input_schema
+    );
 }
 
 #[tokio::test]

@@ -255,7 +255,7 @@ async fn packets_serialize_exactly_as_the_design_shows() {
     assert_eq!(violation["recoverable"], false);
 
     // Empty optional parts are present as null, not left out.
-    let outcome = Extractor::new(Scripted::new([extract::Reply::refusal("")]))
+    let outcome = Extractor::new(Scripted::new([extract::model::Reply::refusal("")]))
         .extract::<Invoice>(DOCUMENT_B)
         .await
         .unwrap();

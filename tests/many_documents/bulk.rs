@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use extract::{Bulk, Document, Error, Extractable, Extractor, Model, ModelFuture, Prompt, Reply, Retries};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Bulk, Document, Error, Extractable, Extractor, Retries};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;

@@ -8,7 +8,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use extract::{Bulk, Document, Error, Extractor, Journal, Model, ModelFuture, Prompt, Reply, Retries};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Bulk, Document, Error, Extractor, Journal, Retries};
 use serde_json::{Value, json};
 
 use crate::support::invoices::{self, Invoice, packets};

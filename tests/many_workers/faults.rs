@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use extract::{
-    Bulk, Document, Error, Extractable, Extractor, Journal, Model, ModelFuture, Prompt, Reply, Retries,
-};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::{Bulk, Document, Error, Extractable, Extractor, Journal, Retries};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;

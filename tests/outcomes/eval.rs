@@ -314,8 +314,11 @@ async fn side_by_side_counts_pairs_and_puts_a_known_difference_in_its_interval()
     // A section of the HTML report, labels escaped.
     let hostile = score(replies(&vendor_b), cases(), |e| e.label("<script>alert(1)</script>")).await;
     let stats = extract::Stats::new();
-    let page =
-        extract::Report::new(&stats).evaluation(&a).evaluation(&hostile).comparison(&comparison).html();
+    let page = extract::report::Report::new(&stats)
+        .evaluation(&a)
+        .evaluation(&hostile)
+        .comparison(&comparison)
+        .html();
     let section = &page[page.find("<section id=\"evaluation\">").expect("the evaluation section")..];
     assert!(section.contains("<h3>B: vendor examples against A</h3>"), "{section}");
     assert!(

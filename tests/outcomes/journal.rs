@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use extract::{
-    Bulk, BulkReport, Document, Escalation, Extractor, Journal, Model, ModelFuture, Outcome, Prompt, Reply,
-    Report, Retries,
-};
+use extract::model::{Model, ModelFuture, Prompt, Reply};
+use extract::report::Report;
+use extract::{Bulk, BulkReport, Document, Escalation, Extractor, Journal, Outcome, Retries};
 use serde_json::{Value, json};
 
 use crate::support::invoices::{self, Invoice};

@@ -5,10 +5,13 @@
 //! escaped, and the page fetches nothing and runs nothing. `Stats`' text
 //! table shows the same figures.
 
+use extract::model::Reply;
+use extract::report::Report;
+use extract::run::FailedAttempt;
 use extract::testing::Scripted;
 use extract::{
-    Code, Escalation, Extractable, Extractor, FailedAttempt, FieldPath, Layer, Outcome, Reason, Reply,
-    Report, Retries, Sourced, Stats, Usage, Violation, Violations,
+    Code, Escalation, Extractable, Extractor, FieldPath, Layer, Outcome, Reason, Retries, Sourced, Stats,
+    Usage, Violation, Violations,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use extract::__private_v1::TypeInfo;
-use extract::structure::StructureValidator;
+use extract_core::structure::StructureValidator;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use schemars::JsonSchema;

@@ -12,19 +12,15 @@ mod patch;
 mod policy;
 mod prompt;
 mod retries;
-pub(crate) mod review;
+pub mod review;
 mod stats;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
 pub use patch::{Corrections, PATCH_TOOL, apply_patch, patch_tool};
 pub use policy::{Next, Run};
-#[cfg(feature = "anthropic")]
-#[cfg(all(test, feature = "http"))]
-pub(crate) use prompt::answer_through_tool;
 pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, SYSTEM_INSTRUCTIONS};
-#[cfg(feature = "http")]
-pub(crate) use prompt::{answer_as_json, system_answering_through_tool};
+pub use prompt::{answer_as_json, answer_through_tool, system_answering_through_tool};
 pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};
-pub(crate) use stats::{Facts, ParetoRow, percent};
+pub use stats::{Facts, ParetoRow, percent};

@@ -57,7 +57,9 @@ type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations>
 /// An alternation A, B, A, B is not systematic: the budget ends it.
 ///
 /// ```
-/// use extract::{Code, FieldPath, Layer, Next, Outcome, Reply, Retries, Run, Tool, Violations, Violation};
+/// use extract::{Code, FieldPath, Layer, Outcome, Retries, Tool, Violations, Violation};
+/// use extract::run::{Next, Run};
+/// use extract::model::Reply;
 /// use serde_json::{json, Value};
 ///
 /// let tool = Tool {

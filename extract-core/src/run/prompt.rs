@@ -20,7 +20,8 @@ use crate::{Content, Document, Tool, Violations};
 /// own block or impersonate another one.
 ///
 /// ```
-/// use extract::{BlockKind, Prompt, Tool};
+/// use extract::Tool;
+/// use extract::model::{BlockKind, Prompt};
 /// use serde_json::json;
 ///
 /// let tool = Tool {
@@ -173,13 +174,11 @@ pub const SYSTEM_INSTRUCTIONS: &str = "Answer only through the tool, from the do
 /// The words that tell a model to answer through the tool alone. A backend
 /// that must say it again where it cannot force the tool looks for them
 /// first, so instructions that already hold them do not get them twice.
-#[cfg(feature = "http")]
-pub(crate) const ANSWER_ONLY_THROUGH_THE_TOOL: &str = "Answer only through the tool";
+pub const ANSWER_ONLY_THROUGH_THE_TOOL: &str = "Answer only through the tool";
 
 /// The system note of a request that asks for JSON text (a response
 /// format, Claude's JSON outputs) instead of a tool call: every backend's.
-#[cfg(feature = "http")]
-pub(crate) fn answer_as_json(tool: &str) -> String {
+pub fn answer_as_json(tool: &str) -> String {
     format!(
         "No tool is available in this conversation. Where these instructions say to answer through \
          the tool or to call `{tool}`, answer instead with its complete input object alone, as JSON \
@@ -188,8 +187,7 @@ pub(crate) fn answer_as_json(tool: &str) -> String {
 }
 
 /// The instruction a backend adds where it cannot force the tool.
-#[cfg(feature = "http")]
-pub(crate) fn answer_through_tool(tool_name: &str) -> String {
+pub fn answer_through_tool(tool_name: &str) -> String {
     format!(
         "{ANSWER_ONLY_THROUGH_THE_TOOL} `{tool_name}`, exactly once, with the complete input. Do not answer in text."
     )
@@ -198,8 +196,7 @@ pub(crate) fn answer_through_tool(tool_name: &str) -> String {
 /// `system` with [`answer_through_tool`] appended, unless it already says
 /// to answer only through the tool (the built-in instructions do): what
 /// every backend sends where the tool is not forced.
-#[cfg(feature = "http")]
-pub(crate) fn system_answering_through_tool(system: &str, tool_name: &str) -> String {
+pub fn system_answering_through_tool(system: &str, tool_name: &str) -> String {
     if system.contains(ANSWER_ONLY_THROUGH_THE_TOOL) {
         system.to_string()
     } else if system.trim().is_empty() {

@@ -16,7 +16,7 @@ use std::fmt;
 /// assert_eq!(Retries::default().get(), 2);
 /// assert!(Retries::new(0).is_err());
 /// assert!(Retries::new(4).is_err());
-/// # Ok::<(), extract::RetriesError>(())
+/// # Ok::<(), extract::run::RetriesError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Retries(u32);

@@ -50,7 +50,7 @@ pub fn review<T: Extractable>(
 /// against its text layer, and without one are recorded unverified, as in
 /// the run (never all failing against an empty text). The desk and the
 /// journal's reviews use it.
-pub(crate) fn review_document<T: Extractable>(
+pub fn review_document<T: Extractable>(
     escalation: &Escalation,
     document: &Document,
     fix: Value,
@@ -60,7 +60,7 @@ pub(crate) fn review_document<T: Extractable>(
 
 /// [`review_document`] against a document's searchable text alone (`None`:
 /// no text, the quotes unverified): for drivers that keep only the text.
-pub(crate) fn review_searchable<T: Extractable>(
+pub fn review_searchable<T: Extractable>(
     escalation: &Escalation,
     text: Option<&str>,
     fix: Value,
@@ -72,7 +72,7 @@ pub(crate) fn review_searchable<T: Extractable>(
 }
 
 /// `escalation`'s last output with `fix` merged into it: what a review validates.
-pub(crate) fn patched(escalation: &Escalation, fix: Value) -> Value {
+pub fn patched(escalation: &Escalation, fix: Value) -> Value {
     let mut output = match &escalation.last_output {
         // The last output was text (a refusal, unparsable input): the fix starts from nothing.
         Some(value @ Value::Object(_)) => value.clone(),

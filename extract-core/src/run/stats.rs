@@ -69,11 +69,14 @@ pub struct Stats {
 /// What [`Stats`] counts of one outcome: enough to count it again without
 /// the outcome (a journal stores it beside the outcome's packet).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Facts {
+pub struct Facts {
+    /// Attempts made.
     pub attempts: u32,
+    /// Tokens spent over every attempt.
     pub usage: Usage,
     /// `None` for a valid outcome.
     pub reason: Option<Reason>,
+    /// Whether a reviewer fixed the output.
     pub reviewed: bool,
     /// The usage of each attempt, by attempt number.
     pub attempt_usage: Vec<(u32, Usage)>,
@@ -82,7 +85,8 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
-    pub(crate) fn of<T>(outcome: &Outcome<T>) -> Facts {
+    /// The facts of `outcome`.
+    pub fn of<T>(outcome: &Outcome<T>) -> Facts {
         let prints =
             |attempt: &FailedAttempt| attempt.violations.iter().map(Violation::fingerprint).collect();
         match outcome {
@@ -160,7 +164,7 @@ impl Stats {
 
     /// Adds one outcome, from what [`record`](Stats::record) reads of it
     /// (an outcome read back from a journal).
-    pub(crate) fn record_facts(&mut self, facts: &Facts) {
+    pub fn record_facts(&mut self, facts: &Facts) {
         self.extractions += 1;
         *self.attempts.entry(facts.attempts).or_default() += 1;
         self.usage += facts.usage;
@@ -265,7 +269,7 @@ impl Stats {
     /// with its count, its share of the failed attempts, and the cumulative
     /// share of all fingerprint occurrences up to and including it (which
     /// ends at 1; an attempt with two fingerprints counts in both).
-    pub(crate) fn pareto(&self) -> Vec<ParetoRow<'_>> {
+    pub fn pareto(&self) -> Vec<ParetoRow<'_>> {
         let violations = self.violations();
         let occurrences: u64 = violations.iter().map(|(_, n)| n).sum();
         let mut running = 0;
@@ -304,23 +308,25 @@ impl Stats {
 }
 
 /// One row of [`Stats::pareto`].
-pub(crate) struct ParetoRow<'a> {
-    pub(crate) fingerprint: &'a Fingerprint,
-    pub(crate) count: u64,
+pub struct ParetoRow<'a> {
+    /// The kind of failure.
+    pub fingerprint: &'a Fingerprint,
+    /// How many times it occurred.
+    pub count: u64,
     /// The counts of this row and every row before it.
-    pub(crate) running: u64,
+    pub running: u64,
     /// The counts of every row.
-    pub(crate) occurrences: u64,
+    pub occurrences: u64,
 }
 
 /// `part` as a percentage of `whole` with one decimal (`"-"` when `whole` is
 /// 0): the one format the text table and the HTML report share.
-pub(crate) fn percent(part: u64, whole: u64) -> String {
+pub fn percent(part: u64, whole: u64) -> String {
     if whole == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * part as f64 / whole as f64) }
 }
 
 impl fmt::Display for Stats {
-    /// The figures of the HTML report (`extract::Report`), as a terminal table:
+    /// The figures of the HTML report (`extract::report::Report`), as a terminal table:
     /// outcomes by status and reason, the attempts histogram, the Pareto
     /// table of fingerprints (count, share of failed attempts, cumulative
     /// share of all fingerprint occurrences), tokens in total and by attempt,

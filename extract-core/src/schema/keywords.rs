@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// How a keyword holds its subschemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Holds {
+pub enum Holds {
     /// One subschema that applies to the instance itself (`not`, `if`, ...).
     InPlace,
     /// One subschema that applies to the instance's items or values (`items`,
@@ -25,7 +25,7 @@ pub(crate) enum Holds {
 
 /// Every keyword of draft 2020-12 (and the older `definitions`,
 /// `additionalItems`) whose value holds subschemas.
-pub(crate) const SUBSCHEMA_KEYWORDS: &[(&str, Holds)] = &[
+pub const SUBSCHEMA_KEYWORDS: &[(&str, Holds)] = &[
     // The order walks visit them in (it decides which of two errors a
     // transform reports first, and in what order properties are tallied).
     ("properties", Holds::Properties),
@@ -52,7 +52,7 @@ pub(crate) const SUBSCHEMA_KEYWORDS: &[(&str, Holds)] = &[
 
 /// Every direct subschema of a schema node, with the keyword holding it and,
 /// for maps, its name.
-pub(crate) fn subschemas_named(schema: &Value) -> impl Iterator<Item = (&'static str, Option<&str>, &Value)> {
+pub fn subschemas_named(schema: &Value) -> impl Iterator<Item = (&'static str, Option<&str>, &Value)> {
     let node = schema.as_object();
     SUBSCHEMA_KEYWORDS.iter().filter_map(move |(keyword, _)| Some((*keyword, node?.get(*keyword)?))).flat_map(
         |(keyword, value)| -> Box<dyn Iterator<Item = (&'static str, Option<&str>, &Value)>> {
@@ -69,13 +69,13 @@ pub(crate) fn subschemas_named(schema: &Value) -> impl Iterator<Item = (&'static
 }
 
 /// Every direct subschema of a schema node (properties, items, branches, `$defs`, ...).
-pub(crate) fn subschemas(schema: &Value) -> impl Iterator<Item = &Value> {
+pub fn subschemas(schema: &Value) -> impl Iterator<Item = &Value> {
     subschemas_named(schema).map(|(_, _, sub)| sub)
 }
 
 /// Calls `visit` on every direct subschema of a schema node, mutably, with
 /// the keyword holding it and, for maps, its name.
-pub(crate) fn for_each_subschema_mut<E>(
+pub fn for_each_subschema_mut<E>(
     schema: &mut Value,
     mut visit: impl FnMut(&'static str, Option<&str>, &mut Value) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -100,7 +100,7 @@ pub(crate) fn for_each_subschema_mut<E>(
 }
 
 /// How `keyword` holds subschemas, if it does.
-pub(crate) fn holds(keyword: &str) -> Option<Holds> {
+pub fn holds(keyword: &str) -> Option<Holds> {
     SUBSCHEMA_KEYWORDS.iter().find(|(k, _)| *k == keyword).map(|(_, holds)| *holds)
 }
 
@@ -110,7 +110,7 @@ fn is_map(holds: Holds) -> bool {
 
 /// An integer `format` schemars writes (`int32`, `uint8`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IntegerFormat {
+pub struct IntegerFormat {
     /// Whether negative values fit.
     pub signed: bool,
     /// The width in bits.
@@ -144,7 +144,7 @@ impl IntegerFormat {
 }
 
 /// Whether `format` is a floating-point format schemars writes (`float`, `double`).
-pub(crate) fn is_float_format(format: &str) -> bool {
+pub fn is_float_format(format: &str) -> bool {
     matches!(format, "float" | "double")
 }
 

@@ -5,12 +5,12 @@
 
 mod derived;
 mod describe;
-pub(crate) mod keywords;
+pub mod keywords;
 mod lean;
 mod strict;
 mod tool;
 
 pub use derived::tool_of;
 pub use describe::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
-pub(crate) use strict::bounds_in_words;
+pub use strict::bounds_in_words;
 pub use tool::{StrictError, Tool};

@@ -210,7 +210,7 @@ fn is_union(schema: &Value) -> bool {
 /// could not be written at all and an in-range one would be invented in its
 /// place, where the check exists to catch it. In words, the model still
 /// reads the bound, and the validator enforces it.
-pub(crate) fn bounds_in_words(schema: &mut Value) {
+pub fn bounds_in_words(schema: &mut Value) {
     if let Some(node) = schema.as_object_mut() {
         let notes = take_bounds(node);
         append_to_description(node, notes);

@@ -4,7 +4,7 @@
 //! Also the trait that ties a type's tool to its validators,
 //! [`Extractable`], and the provenance wrapper [`Sourced`].
 
-pub(crate) mod check;
+pub mod check;
 mod extractable;
 mod sourced;
 pub mod structure;

@@ -22,7 +22,8 @@ use crate::{Code, FieldPath, Layer, Reply, ReplyContent, Truncation, Violation, 
 /// | document too large for the context window | `context_exceeded` | no |
 ///
 /// ```
-/// use extract::{syntax, Reply};
+/// use extract_core::syntax;
+/// use extract::model::Reply;
 /// use serde_json::json;
 ///
 /// let reply = Reply::tool_call(json!({"total": 3}));

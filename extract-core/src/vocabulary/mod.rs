@@ -7,8 +7,8 @@ mod document;
 mod path;
 mod reply;
 mod source;
-pub(crate) mod text;
-pub(crate) mod usage;
+pub mod text;
+pub mod usage;
 mod violation;
 
 pub use document::{Content, Document};

@@ -22,8 +22,8 @@ fn head(text: &str, max_chars: usize) -> (&str, Option<usize>) {
 /// model, nor a line break that would start a line of its own.
 ///
 /// ```
-/// assert_eq!(extract::quote_prefix("ACME"), "\"ACME\"");
-/// assert_eq!(extract::quote_prefix(&"x".repeat(100)), format!("\"{}\"… (100 characters)", "x".repeat(40)));
+/// assert_eq!(extract::run::quote_prefix("ACME"), "\"ACME\"");
+/// assert_eq!(extract::run::quote_prefix(&"x".repeat(100)), format!("\"{}\"… (100 characters)", "x".repeat(40)));
 /// ```
 pub fn quote_prefix(text: &str) -> String {
     match head(text, QUOTED_CHARS) {
@@ -34,7 +34,7 @@ pub fn quote_prefix(text: &str) -> String {
 
 /// At most `max_chars` characters of `text`, ending in `…` when cut. For text
 /// the program wrote (a pattern, a library's message, a response body).
-pub(crate) fn shorten(text: &str, max_chars: usize) -> String {
+pub fn shorten(text: &str, max_chars: usize) -> String {
     match head(text, max_chars) {
         (all, None) => all.to_string(),
         (cut, Some(_)) => format!("{cut}…"),
@@ -42,14 +42,14 @@ pub(crate) fn shorten(text: &str, max_chars: usize) -> String {
 }
 
 /// `1 item`, `3 items`.
-pub(crate) fn count(n: impl fmt::Display, noun: &str) -> String {
+pub fn count(n: impl fmt::Display, noun: &str) -> String {
     let n = n.to_string();
     if n == "1" { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 /// A JSON type named as a message writes it: `a string`, `an object`, `null`.
 /// `None` for a name that is not a JSON type.
-pub(crate) fn a_json_type(name: &str) -> Option<&'static str> {
+pub fn a_json_type(name: &str) -> Option<&'static str> {
     Some(match name {
         "null" => "null",
         "boolean" => "a boolean",
@@ -63,7 +63,7 @@ pub(crate) fn a_json_type(name: &str) -> Option<&'static str> {
 }
 
 /// The JSON type of `value`, as a message writes it (`a number` for every number).
-pub(crate) fn kind_of(value: &Value) -> &'static str {
+pub fn kind_of(value: &Value) -> &'static str {
     let name = match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

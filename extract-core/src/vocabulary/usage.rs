@@ -71,8 +71,7 @@ impl std::iter::Sum for Usage {
 /// "wire_count")]`), read so that no claim fails the whole reply: past
 /// `u64::MAX` (which JSON parsers read as a float) it saturates, a
 /// negative count is 0, a fraction is cut.
-#[cfg_attr(not(feature = "http"), allow(dead_code))] // the clients'
-pub(crate) fn wire_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+pub fn wire_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
     let number = Option::<serde_json::Number>::deserialize(deserializer)?;
     // A float to integer `as` saturates, and NaN is 0.
     Ok(number.map(|n| n.as_u64().unwrap_or_else(|| n.as_f64().map_or(0, |f| f as u64))))

@@ -2,6 +2,5 @@
 //! scripted models and a caller's own validator, `Tool::strict` and the
 //! structure layer against schemas in the exact shape schemars produces.
 
-mod retry_loop;
 mod strict;
 mod structure;

@@ -243,8 +243,7 @@ impl<'d> Audit<'d> {
 /// The byte range of `quote` in `text`, found as the semantic layer finds
 /// it (whitespace normalised on both sides, the text's case): for pages
 /// that highlight a quote the layer would accept. `None` when absent or empty.
-#[cfg(feature = "desk")]
-pub(crate) fn locate_quote(text: &str, quote: &str) -> Option<Range<usize>> {
+pub fn locate_quote(text: &str, quote: &str) -> Option<Range<usize>> {
     let quote = normalize_whitespace(quote);
     if quote.is_empty() {
         return None;

@@ -18,8 +18,7 @@ mod render;
 
 pub use aggregate::*;
 pub(crate) use audit::described;
-#[cfg(feature = "desk")]
-pub(crate) use audit::locate_quote;
+pub use audit::locate_quote;
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };

@@ -1,0 +1,1142 @@
+//! [`Batches`]: many documents on the Message Batches API (half the price of
+//! the Messages API, results within 24 hours), driving the same [`Run`] as
+//! [`Extractor`](crate::Extractor) does, with the journal [`Bulk`](crate::Bulk) uses.
+//!
+//! Round k sends one batch (or several, past [`MAX_BATCH_REQUESTS`] requests
+//! or [`MAX_BATCH_BYTES`]) holding the prompt of every document that needs
+//! attempt k, keyed by `custom_id` (the document id); polls each batch until
+//! its `processing_status` is `ended`; streams its results file (JSONL, in
+//! any order) and hands each result to its document's `Run`. A document
+//! needing a correction goes into round k+1.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use super::builder::Mode;
+use super::client::Client;
+use super::request::{self, DocumentAs, ToolChoice};
+use super::response;
+use crate::{
+    BulkReport, Document, Error, Extractable, Extractor, Journal, Next, Outcome, Progress, Retries, Run,
+};
+use extract_drive::bulk::{Begun, ProgressCallback, Tally, begin_run, with_review};
+use extract_drive::http::transport::{Failure, Repeat};
+use extract_drive::journal::{Intent, Recorded, Store};
+
+/// The most requests the API takes in one message batch.
+pub const MAX_BATCH_REQUESTS: usize = 100_000;
+
+/// The largest request body the API takes for one message batch: 256 MB.
+pub const MAX_BATCH_BYTES: usize = 256_000_000;
+
+/// How many times one attempt of a document is sent again after a
+/// transient fault (`overloaded_error`, `api_error`, `rate_limit_error`,
+/// `expired`, `canceled`, or no result at all) before it is failed.
+pub const MAX_RESENDS: u32 = 3;
+
+/// How many polls of one batch in a row may fail (after the transport's own
+/// retries) before its documents fail for this run.
+const MAX_POLL_FAILURES: u32 = 10;
+
+/// The default wait between two polls of a batch: 30 s.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Many documents through the Message Batches API, with the retry policy of
+/// [`Run`] and an optional journal that makes the run resumable: a batch
+/// created and not yet collected is re-attached by its id, never created
+/// twice, and every recorded result is replayed through a fresh `Run`.
+///
+/// A result `errored` with a transient error (`overloaded_error`,
+/// `api_error`, `rate_limit_error`), `expired`, `canceled`, or missing from
+/// the results file, is sent again in the next batch without spending a
+/// validation attempt, at most [`MAX_RESENDS`] times per attempt; then the
+/// document is in [`BulkReport::failed`]. `invalid_request_error` (and any
+/// other error type) is failed at once, with the API's message.
+///
+/// ```no_run
+/// use extract::anthropic::{Batches, Client};
+/// use extract::{Document, Extractable, Retries};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Extractable)]
+/// struct Total { total: f64 }
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let report = Batches::new(Client::from_env()?)
+///     .retries(Retries::new(2)?)
+///     .journal("runs/march-batch.db")?
+///     .poll_interval(Duration::from_secs(60))
+///     .run::<Total>([Document::text("Total: 12.50").with_id("inv-1")])
+///     .await?;
+/// println!("{} valid of {}", report.stats.valid(), report.outcomes.len());
+/// # Ok(()) }
+/// ```
+pub struct Batches {
+    /// The client and every setting of a run: retries, instructions, token
+    /// budget, trace content.
+    extractor: Extractor<Client>,
+    journal: Option<Journal>,
+    poll_interval: Duration,
+    max_requests: usize,
+    max_bytes: usize,
+    progress: Option<ProgressCallback>,
+}
+
+impl Batches {
+    /// A batch run over `client`'s model and settings, with two retries, no
+    /// journal, and [`DEFAULT_POLL_INTERVAL`].
+    pub fn new(client: Client) -> Batches {
+        Batches::with_extractor(Extractor::new(client))
+    }
+
+    /// A batch run with every setting of `extractor`, as [`Bulk::new`](crate::Bulk::new)
+    /// takes them: its client, retries, instructions, token budget and
+    /// trace content. No journal, and [`DEFAULT_POLL_INTERVAL`].
+    pub fn with_extractor(extractor: Extractor<Client>) -> Batches {
+        Batches {
+            extractor,
+            journal: None,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            max_requests: MAX_BATCH_REQUESTS,
+            max_bytes: MAX_BATCH_BYTES,
+            progress: None,
+        }
+    }
+
+    /// The retry budget: `Retries::new(2)` is at most 3 validation attempts,
+    /// so 3 rounds when nothing is resent.
+    pub fn retries(mut self, retries: Retries) -> Batches {
+        self.extractor = self.extractor.retries(retries);
+        self
+    }
+
+    /// The caller's instructions, appended to the built-in system block.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Batches {
+        self.extractor = self.extractor.instructions(instructions);
+        self
+    }
+
+    /// The journal that makes the run durable and resumable: a path
+    /// (`"runs/march-batch.db"`) is an SQLite database; the same journal
+    /// again resumes; one run at a time: a run locks it. `Err` only for an
+    /// empty path. Without one, a run that stops (killed, or a batch that
+    /// cannot be polled) cannot find its batches again, though the API goes
+    /// on processing them. The intent to create each batch is committed
+    /// before the create call, and its id as soon as the API answers.
+    pub fn journal(mut self, journal: impl Into<Journal>) -> Result<Batches, Error> {
+        self.journal = Some(journal.into().checked()?);
+        Ok(self)
+    }
+
+    /// How long to wait between two polls of a batch still in progress.
+    pub fn poll_interval(mut self, interval: Duration) -> Batches {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// Splits a round into batches of at most `requests` requests (1 to
+    /// [`MAX_BATCH_REQUESTS`]) and `bytes` bytes of request body (up to
+    /// [`MAX_BATCH_BYTES`]); the API's limits by default.
+    pub fn batch_limits(mut self, requests: usize, bytes: usize) -> Batches {
+        self.max_requests = requests.clamp(1, MAX_BATCH_REQUESTS);
+        self.max_bytes = bytes.clamp(1, MAX_BATCH_BYTES);
+        self
+    }
+
+    /// Calls `report` after every finished document (to draw a progress
+    /// bar). A panic in `report` is caught and traced; the run goes on.
+    pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Batches {
+        self.progress = Some(Arc::new(report));
+        self
+    }
+
+    /// The client requests go through.
+    fn client(&self) -> &Client {
+        self.extractor.model()
+    }
+
+    /// Runs every document to an outcome. `Err` only for the journal's I/O
+    /// and for configuration (two documents with one id, an id the API
+    /// cannot take as `custom_id`); a document's own failure is in
+    /// [`BulkReport::failed`].
+    pub async fn run<T>(&self, documents: impl IntoIterator<Item = Document>) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let begun =
+            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
+        let Begun { documents, contents, journal, mut recorded } = begun;
+        let asked_again = recorded.asked_again.len();
+        // On a journal many workers share, one at a time coordinates the
+        // run's batches, under a lease on the run it renews; the others wait
+        // for the run's end (or for a coordinator that died to lose its lease).
+        #[cfg(feature = "postgres")]
+        let _coordinating = match journal.as_ref().and_then(Store::shared) {
+            Some(db) => {
+                let by_id: BTreeMap<String, String> =
+                    documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
+                let coordinating = Coordinating::start(db.clone(), &by_id).await?;
+                // What the run holds now: a coordinator before this one may have gone on since.
+                recorded = db.recorded(&by_id, None).await?;
+                recorded.asked_again.clear();
+                coordinating
+            }
+            None => None,
+        };
+        let mut state = State {
+            entries: Vec::with_capacity(documents.len()),
+            index: BTreeMap::new(),
+            handled: std::mem::take(&mut recorded.handled),
+            journal,
+            tally: Tally::new(documents.len(), self.progress.clone()),
+            forced_refused: self.client().forced_refused.clone(),
+            forced: BTreeSet::new(),
+        };
+        for (document, content) in documents.into_iter().zip(contents) {
+            let entry = self.entry::<T>(document, content, &mut recorded);
+            state.index.insert(entry.id.clone(), state.entries.len());
+            if let Some(result) = &entry.result {
+                state.tally.finished(&entry.id, result).deliver();
+            }
+            state.entries.push(entry);
+        }
+
+        // A batch an earlier run was about to create, whose id it never
+        // recorded, is looked for among the API's batches before anything
+        // else is sent: found, it is collected; not found, the run stops.
+        for intent in std::mem::take(&mut recorded.intents) {
+            let batch = self.find_intended(&state, &intent).await?;
+            recorded.open_batches.push((batch, intent.documents));
+        }
+        // A batch an earlier run created and did not collect is collected
+        // first (sent with the choice this client makes now, as far as it knows).
+        for (batch, documents) in std::mem::take(&mut recorded.open_batches) {
+            if self.client().forces_tool_choice() {
+                state.forced.insert(batch.clone());
+            }
+            info!(target: "extract", %batch, "re-attaching a message batch created by an earlier run");
+            self.collect(&mut state, &batch, &documents).await?;
+        }
+        let mut round = 0;
+        loop {
+            let pending: Vec<usize> =
+                (0..state.entries.len()).filter(|&i| state.entries[i].result.is_none()).collect();
+            if pending.is_empty() {
+                break;
+            }
+            round += 1;
+            info!(target: "extract", round, documents = pending.len(), "sending a round of message batches");
+            let mut created = Vec::new();
+            let forced = self.client().forces_tool_choice();
+            for chunk in self.requests(&mut state, &pending).await? {
+                let documents: Vec<(String, u32)> = chunk
+                    .members
+                    .iter()
+                    .map(|&i| (state.entries[i].id.clone(), state.entries[i].run.attempt()))
+                    .collect();
+                // The intent is committed before the create call: a run
+                // killed in between finds its batch again, or says so.
+                let intent = match &state.journal {
+                    Some(journal) => {
+                        let listed = chunk
+                            .members
+                            .iter()
+                            .map(|&i| {
+                                let entry = &state.entries[i];
+                                (entry.id.clone(), entry.run.attempt(), entry.content.clone())
+                            })
+                            .collect();
+                        Some(journal.intent(unix_now(), listed).await?)
+                    }
+                    None => None,
+                };
+                match self.create(chunk.body).await {
+                    Ok(batch) => {
+                        if let (Some(journal), Some(intent)) = (&state.journal, intent)
+                            && let Err(error) = journal.batch_created(intent, &batch).await
+                        {
+                            // Its id could not be recorded: the batch is cancelled
+                            // rather than left to be billed unknown to the journal.
+                            return Err(self.cancel_unrecorded(&batch, error).await);
+                        }
+                        if forced {
+                            state.forced.insert(batch.clone());
+                        }
+                        created.push((batch, documents));
+                    }
+                    Err(error) => {
+                        let error = match error {
+                            // No answer after the body went out: the API may have made the batch.
+                            Error::Transport(message) => Error::transport(format!(
+                                "{message}; the batch may have been created all the same, so it was not \
+                                 sent again: look for it in the Console before running these documents again"
+                            )),
+                            error => error,
+                        };
+                        if let (Some(journal), Some(intent), false) =
+                            (&state.journal, intent, matches!(error, Error::Transport(_)))
+                        {
+                            // The API answered: no batch was made.
+                            journal.abandon(intent).await?;
+                        }
+                        for (id, _) in &documents {
+                            state.fail(id, error.clone(), None).await?;
+                        }
+                    }
+                }
+            }
+            for (batch, documents) in created {
+                self.collect(&mut state, &batch, &documents).await?;
+            }
+        }
+        let results = state.entries.into_iter().map(|entry| {
+            let result = entry.result.expect("every document ends with a result");
+            (entry.id, result)
+        });
+        let mut report = BulkReport::from_results(results);
+        report.asked_again = asked_again;
+        Ok(report)
+    }
+
+    /// Cancels `batch`, made but not recorded because the journal failed
+    /// with `error`; the error to end the run with, saying what happened.
+    async fn cancel_unrecorded(&self, batch: &str, error: Error) -> Error {
+        let path = format!("/v1/messages/batches/{batch}/cancel");
+        let cancelled = self
+            .client()
+            .transport
+            .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
+            .await;
+        let said = match cancelled {
+            Ok(_) => format!(
+                "the message batch {batch} was created, and cancelled since its id could not be recorded"
+            ),
+            Err(failure) => format!(
+                "the message batch {batch} was created, its id could not be recorded, and cancelling it failed \
+                 ({}): cancel it in the Console",
+                Error::from(failure)
+            ),
+        };
+        match error {
+            Error::Io { context, source } => Error::Io { context: format!("{context}; {said}"), source },
+            other => Error::config(format!("{other}; {said}")),
+        }
+    }
+
+    /// The batch an earlier run meant to create with `intent`, found among
+    /// the API's batches by its creation time and request count; `Err`
+    /// naming what may exist and how to go on when there is not exactly one.
+    async fn find_intended<T: Extractable + Send + 'static>(
+        &self,
+        state: &State<T>,
+        intent: &Intent,
+    ) -> Result<String, Error> {
+        // Created after the intent was committed, within the create call's
+        // time (with a margin for the clocks).
+        let window = (intent.created_at - 300)..=(intent.created_at + 3600);
+        let mut found = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let mut path = "/v1/messages/batches?limit=100".to_string();
+            if let Some(after) = &after {
+                path.push_str(&format!("&after_id={after}"));
+            }
+            let answer = self
+                .client()
+                .transport
+                .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
+                .await?;
+            let page: BatchList = serde_json::from_slice(&answer).map_err(|e| {
+                Error::invalid_response(format!(
+                    "the list of message batches is not what the API documents: {e}"
+                ))
+            })?;
+            let mut older = false;
+            for batch in &page.data {
+                let Some(created) = batch.created_at.as_deref().and_then(unix_seconds) else { continue };
+                older |= created < *window.start();
+                if window.contains(&created) && batch.request_counts.total() == intent.requests {
+                    found.push(batch.id.clone());
+                }
+            }
+            // Newest first: once a page reaches before the window, the rest does too.
+            if !page.has_more || older || page.last_id.is_none() {
+                break;
+            }
+            after = page.last_id;
+        }
+        let when = rfc3339(intent.created_at);
+        let shown = self.journal.as_ref().map(Journal::shown).unwrap_or_default();
+        if let [batch] = found.as_slice() {
+            info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
+            if let Some(journal) = &state.journal {
+                journal.batch_created(intent.number, batch).await?;
+            }
+            return Ok(batch.clone());
+        }
+        let first: Vec<&str> = intent.documents.iter().take(3).map(|(id, _)| id.as_str()).collect();
+        let which = if found.is_empty() {
+            "the API lists no batch of that size created then".to_string()
+        } else {
+            format!("the API lists {} that could be it: {}", found.len(), found.join(", "))
+        };
+        Err(Error::config(format!(
+            "journal {shown}: an earlier run was creating a message batch of {} requests (documents {}{}) at {when} \
+             and stopped before the API's answer was recorded; {which}. A batch may exist all the same and \
+             be billed: look in the Console for batches created around {when}, cancel any you do not want, \
+             then call Batches::forget_unconfirmed (its documents are sent again by the next run)",
+            intent.requests,
+            first.join(", "),
+            if intent.documents.len() > 3 { ", ..." } else { "" },
+        )))
+    }
+
+    /// Forgets the batches an earlier run was creating when it stopped
+    /// without recording the API's answer (after a run stopped with an
+    /// error saying so, and you looked in the Console): the next run sends
+    /// their documents again. Returns how many were forgotten.
+    pub async fn forget_unconfirmed<T: Extractable>(&self) -> Result<usize, Error> {
+        let journal = self.journal.as_ref().ok_or_else(|| Error::config("forgetting needs a journal"))?;
+        let (store, recorded) = Store::open_for_run(journal, &T::tool(), Vec::new()).await?;
+        for intent in &recorded.intents {
+            store.abandon(intent.number).await?;
+        }
+        Ok(recorded.intents.len())
+    }
+
+    /// Cancels every batch the journal holds as created and not collected,
+    /// and returns their ids. A later [`run`](Batches::run) on the journal
+    /// collects them (their canceled requests are sent again).
+    pub async fn cancel<T: Extractable>(&self) -> Result<Vec<String>, Error> {
+        let journal = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
+        let (_, recorded) = Store::open_for_reading(journal, &T::tool(), Vec::new()).await?;
+        let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
+        for (batch, _) in recorded.open_batches {
+            let path = format!("/v1/messages/batches/{batch}/cancel");
+            match self
+                .client()
+                .transport
+                .send_to(Method::POST, &path, None, response::api_error, Repeat::Always)
+                .await
+            {
+                Ok(_) => cancelled.push(batch),
+                Err(failure) => failures.push(format!("{batch}: {}", Error::from(failure))),
+            }
+        }
+        if failures.is_empty() {
+            Ok(cancelled)
+        } else {
+            Err(Error::transport(format!(
+                "cancelled {} of the open batches; these could not be: {}",
+                cancelled.len(),
+                failures.join("; ")
+            )))
+        }
+    }
+
+    /// One document's entry: its run, with the recorded replies replayed.
+    fn entry<T: Extractable + Send + 'static>(
+        &self,
+        document: Document,
+        content: String,
+        recorded: &mut Recorded,
+    ) -> Entry<T> {
+        let id = document.id().into_owned();
+        let text = document.searchable_text().map(str::to_owned);
+        // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
+        let problem = document.problem();
+        let mut run = self.extractor.configure(Run::<T>::for_type(document, self.extractor.retry_budget()));
+        let review = recorded.reviews.remove(&id);
+        let mut result = None;
+        for reply in recorded.replies.remove(&id).unwrap_or_default() {
+            if let Next::Done(outcome) = run.on_reply(reply) {
+                result = Some(with_review(Ok(outcome), review.clone(), text.as_deref()));
+                break;
+            }
+        }
+        let resends = recorded.resends.remove(&id).unwrap_or(0);
+        if let Some(problem) = problem {
+            result = Some(Err(Error::config(problem)));
+        }
+        Entry { id, content, text, run, review, resends, result }
+    }
+
+    /// The requests of one round, split into batch bodies by the limits. A
+    /// document whose request cannot be built is failed.
+    async fn requests<T: Extractable + Send + 'static>(
+        &self,
+        state: &mut State<T>,
+        pending: &[usize],
+    ) -> Result<Vec<Chunk>, Error> {
+        let choice =
+            if self.client().forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
+        let document_as = if self.client().document_blocks { DocumentAs::Block } else { DocumentAs::Text };
+        let mut chunks: Vec<Chunk> = Vec::new();
+        for &i in pending {
+            let entry = &state.entries[i];
+            let body = request::body(
+                entry.run.prompt(),
+                &self.client().model,
+                self.client().max_tokens,
+                self.client().ask(choice),
+                document_as,
+            );
+            let line = body.and_then(|params| {
+                serde_json::to_vec(&json!({ "custom_id": entry.id, "params": params }))
+                    .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))
+            });
+            let line = match line {
+                Ok(line) if line.len() + ENVELOPE > self.max_bytes => Err(Error::config(format!(
+                    "the request for document {} is {} bytes, more than a message batch takes ({})",
+                    crate::quote_prefix(&entry.id),
+                    line.len(),
+                    self.max_bytes
+                ))),
+                line => line,
+            };
+            let line = match line {
+                Ok(line) => line,
+                Err(error) => {
+                    let id = entry.id.clone();
+                    state.fail(&id, error, None).await?;
+                    continue;
+                }
+            };
+            let fits = chunks.last().is_some_and(|chunk| {
+                chunk.members.len() < self.max_requests
+                    && chunk.body.len() + 1 + line.len() + 2 <= self.max_bytes
+            });
+            if !fits {
+                chunks.push(Chunk { body: b"{\"requests\":[".to_vec(), members: Vec::new() });
+            }
+            let chunk = chunks.last_mut().expect("a chunk was just pushed");
+            if !chunk.members.is_empty() {
+                chunk.body.push(b',');
+            }
+            chunk.body.extend_from_slice(&line);
+            chunk.members.push(i);
+        }
+        for chunk in &mut chunks {
+            chunk.body.extend_from_slice(b"]}");
+        }
+        Ok(chunks)
+    }
+
+    /// Creates one message batch; its id.
+    async fn create(&self, body: Vec<u8>) -> Result<String, Error> {
+        let answer = self
+            .client()
+            .transport
+            .send_to(
+                Method::POST,
+                "/v1/messages/batches",
+                Some(&body),
+                response::api_error,
+                Repeat::WhenUnsent,
+            )
+            .await?;
+        let batch: BatchObject = parse_batch(&answer)?;
+        info!(target: "extract", batch = %batch.id, "created a message batch");
+        Ok(batch.id)
+    }
+
+    /// Polls `batch` until it has ended, then hands each of its results to
+    /// its document; a document without a result is sent again.
+    async fn collect<T: Extractable + Send + 'static>(
+        &self,
+        state: &mut State<T>,
+        batch: &str,
+        documents: &[(String, u32)],
+    ) -> Result<(), Error> {
+        let ended = match self.wait_for(batch).await {
+            Ok(ended) => ended,
+            // Gone only when the API says so: any other 404 (a proxy, a
+            // wrong base URL) is a transport error, and nothing is resent.
+            Err(Error::Api { status: 404, error_type, message, .. }) if error_type == "not_found_error" => {
+                // The API no longer has it (results are kept 29 days): its
+                // documents are sent again, and the journal forgets it.
+                warn!(target: "extract", %batch, %message, "the message batch is gone; its documents are sent again");
+                for id in state.unhandled(batch, documents) {
+                    state.resend(&id, batch, "the API no longer has its batch", true).await?;
+                }
+                return state.collected(batch).await;
+            }
+            Err(error) => {
+                let error = match error {
+                    Error::Api { status: 404, error_type, message, .. } => Error::transport(format!(
+                        "polling the message batch {batch} got a 404 that is not the API's not_found_error \
+                         ({error_type}: {message}); the batch is kept in the journal for a later run"
+                    )),
+                    error => error,
+                };
+                // The batch stays open in the journal: a later run re-attaches it.
+                for (id, attempt) in documents {
+                    if state.awaits(id, *attempt) {
+                        state.fail(id, error.clone(), None).await?;
+                    }
+                }
+                return Ok(());
+            }
+        };
+        let path = ended
+            .results_url
+            .as_deref()
+            .and_then(|url| results_path(url, self.client().transport.base_url()))
+            .unwrap_or_else(|| format!("/v1/messages/batches/{batch}/results"));
+        let attempts: BTreeMap<&str, u32> = documents.iter().map(|(id, a)| (id.as_str(), *a)).collect();
+        let tool = T::tool().name;
+        let mode = self.client().mode;
+        // The lines are handled (and journalled, off the async threads) as
+        // they arrive, while the rest of the file is read.
+        let (lines, mut arriving) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let fetch = async move {
+            let mut handle = |line: &[u8]| -> Result<(), Failure> {
+                let _ = lines.send(line.to_vec());
+                Ok(())
+            };
+            Ok::<_, Error>(self.client().transport.get_lines(&path, response::api_error, &mut handle).await)
+        };
+        let handle = async {
+            while let Some(line) = arriving.recv().await {
+                state.result(batch, &attempts, (&tool, mode), &line).await?;
+            }
+            Ok::<_, Error>(())
+        };
+        let (fetched, ()) = tokio::try_join!(fetch, handle)?;
+        if let Err(failure) = fetched {
+            let error = Error::from(failure);
+            for id in state.unhandled(batch, documents) {
+                state.fail(&id, error.clone(), None).await?;
+            }
+            return Ok(());
+        }
+        for id in state.unhandled(batch, documents) {
+            state.resend(&id, batch, "the results file holds no result for it", true).await?;
+        }
+        state.collected(batch).await
+    }
+
+    /// Polls `batch` until its `processing_status` is `ended`.
+    async fn wait_for(&self, batch: &str) -> Result<BatchObject, Error> {
+        let path = format!("/v1/messages/batches/{batch}");
+        let mut failures = 0;
+        loop {
+            let answer = match self
+                .client()
+                .transport
+                .send_to(Method::GET, &path, None, response::api_error, Repeat::Always)
+                .await
+            {
+                Ok(answer) => answer,
+                // A batch takes up to a day: an outage while it runs is waited out.
+                Err(failure) => {
+                    let error = Error::from(failure);
+                    let passing = match &error {
+                        Error::Api { status, .. } => *status == 429 || *status >= 500,
+                        Error::Transport(_) => true,
+                        _ => false,
+                    };
+                    failures += 1;
+                    if !passing || failures >= MAX_POLL_FAILURES {
+                        return Err(error);
+                    }
+                    warn!(target: "extract", %batch, %error, failures, "polling the message batch failed; polling again");
+                    tokio::time::sleep(self.poll_interval).await;
+                    continue;
+                }
+            };
+            failures = 0;
+            let object = parse_batch(&answer)?;
+            if object.processing_status == "ended" {
+                return Ok(object);
+            }
+            tracing::debug!(target: "extract", %batch, status = %object.processing_status, "message batch not ended yet");
+            tokio::time::sleep(self.poll_interval).await;
+        }
+    }
+}
+
+impl std::fmt::Debug for Batches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batches")
+            .field("extractor", &self.extractor)
+            .field("journal", &self.journal)
+            .field("poll_interval", &self.poll_interval)
+            .field("max_requests", &self.max_requests)
+            .field("max_bytes", &self.max_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The bytes a batch body adds around one request: `{"requests":[` and `]}`.
+const ENVELOPE: usize = 15;
+
+/// One batch body of a round and the entries it holds.
+struct Chunk {
+    body: Vec<u8>,
+    members: Vec<usize>,
+}
+
+/// One document of the run.
+struct Entry<T> {
+    id: String,
+    /// The digest of its content, under the run's tool and instructions.
+    content: String,
+    /// Its searchable text, for a reviewer's fix (`None`: a PDF without a text layer).
+    text: Option<String>,
+    run: Run<T>,
+    review: Option<Value>,
+    /// How many times its current attempt has been sent again.
+    resends: u32,
+    /// Its result, once it has one.
+    result: Option<Result<Outcome<T>, Error>>,
+}
+
+/// The coordination of a shared run's batches, held by this worker: its
+/// lease on the run is renewed in the background until this is dropped
+/// (and then lets go).
+#[cfg(feature = "postgres")]
+struct Coordinating {
+    db: std::sync::Arc<extract_drive::journal::Postgres>,
+    renewing: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "postgres")]
+impl Coordinating {
+    /// Waits to coordinate the run (`None` when the run ended first: every
+    /// one of `documents` has an outcome or has failed).
+    async fn start(
+        db: std::sync::Arc<extract_drive::journal::Postgres>,
+        documents: &BTreeMap<String, String>,
+    ) -> Result<Option<Coordinating>, Error> {
+        loop {
+            if db.coordinate().await? {
+                break;
+            }
+            if !db.pending().await?.iter().any(|id| documents.contains_key(id)) {
+                return Ok(None);
+            }
+            tokio::time::sleep(db.poll_every()).await;
+        }
+        info!(target: "extract", worker = db.worker(), "coordinating the run's message batches");
+        let renewer = db.clone();
+        let renewing = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(renewer.renew_every()).await;
+                // A renewal that fails lets the lease run out: the next
+                // intent is refused, so no batch is created by two workers.
+                if let Err(error) = renewer.renew().await {
+                    tracing::warn!(target: "extract", %error, "cannot renew the coordination of the run's batches");
+                }
+            }
+        });
+        Ok(Some(Coordinating { db, renewing }))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Drop for Coordinating {
+    fn drop(&mut self) {
+        self.renewing.abort();
+        let db = self.db.clone();
+        // Lets go at once, so a waiting worker need not wait out the lease.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = db.stop_coordinating().await;
+            });
+        }
+    }
+}
+
+/// The run's documents, what it has handled, and its journal.
+struct State<T> {
+    entries: Vec<Entry<T>>,
+    index: BTreeMap<String, usize>,
+    /// (batch id, document id) of every result handled, this run or an earlier one.
+    handled: BTreeSet<(String, String)>,
+    journal: Option<Store>,
+    tally: Tally,
+    /// The client's memory that its model refused a forced tool choice.
+    forced_refused: Arc<AtomicBool>,
+    /// The batches sent with a forced tool choice.
+    forced: BTreeSet<String>,
+}
+
+impl<T: Extractable + Send + 'static> State<T> {
+    /// Whether document `id` still waits for the result of its `attempt`.
+    fn awaits(&self, id: &str, attempt: u32) -> bool {
+        self.index
+            .get(id)
+            .map(|&i| &self.entries[i])
+            .is_some_and(|entry| entry.result.is_none() && entry.run.attempt() == attempt)
+    }
+
+    /// The documents of `batch` still waiting for their result from it.
+    fn unhandled(&self, batch: &str, documents: &[(String, u32)]) -> Vec<String> {
+        documents
+            .iter()
+            .filter(|(id, attempt)| {
+                self.awaits(id, *attempt) && !self.handled.contains(&(batch.to_string(), id.clone()))
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Hands one line of `batch`'s results file to its document.
+    async fn result(
+        &mut self,
+        batch: &str,
+        attempts: &BTreeMap<&str, u32>,
+        (tool, mode): (&str, Mode),
+        line: &[u8],
+    ) -> Result<(), Error> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let parsed: ResultLine = match serde_json::from_slice(line) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                // Its document, if any, has no result and is sent again.
+                warn!(target: "extract", %batch, error = %e, "a line of the results file is not a result");
+                return Ok(());
+            }
+        };
+        let id = parsed.custom_id;
+        let Some(&attempt) = attempts.get(id.as_str()) else {
+            warn!(target: "extract", %batch, custom_id = %id, "the results file holds a result for a request the batch did not have");
+            return Ok(());
+        };
+        let key = (batch.to_string(), id.clone());
+        if self.handled.contains(&key) || !self.awaits(&id, attempt) {
+            return Ok(());
+        }
+        match parsed.result {
+            BatchResult::Succeeded { message } => {
+                let bytes = serde_json::to_vec(&message).unwrap_or_default();
+                match response::reply(&bytes, tool, mode) {
+                    Ok(reply) => self.reply(&id, batch, reply).await,
+                    Err(error) => self.fail(&id, error, Some(batch)).await,
+                }
+            }
+            BatchResult::Errored { error } => {
+                let error = error.get("error").filter(|e| e.is_object()).unwrap_or(&error);
+                let error_type =
+                    error.get("type").and_then(Value::as_str).unwrap_or("unknown_error").to_string();
+                let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+                let refused = extract_drive::http::transport::ApiError {
+                    error_type: error_type.clone(),
+                    message: message.clone(),
+                    error_code: None,
+                    request_id: None,
+                    param: None,
+                };
+                if response::rejects_forced_tool_choice(&refused, 400) && self.forced.contains(batch) {
+                    self.forced_refused.store(true, Ordering::Relaxed);
+                    // As the client does: the next round asks with `auto` and the strict tool.
+                    warn!(target: "extract", api_message = %message, "the model refused a forced tool_choice; the next batches send tool_choice auto with a strict tool");
+                    self.resend(&id, batch, "the model refused a forced tool_choice", false).await
+                } else if TRANSIENT.contains(&error_type.as_str()) {
+                    self.resend(&id, batch, &format!("errored: {error_type}: {message}"), true).await
+                } else {
+                    let error = Error::api(status_of(&error_type), error_type, message, None);
+                    self.fail(&id, error, Some(batch)).await
+                }
+            }
+            BatchResult::Expired => self.resend(&id, batch, "expired", true).await,
+            BatchResult::Canceled => self.resend(&id, batch, "canceled", true).await,
+            BatchResult::Unknown => {
+                let error = Error::invalid_response(
+                    "the results file holds a result of a type this client does not know",
+                );
+                self.fail(&id, error, Some(batch)).await
+            }
+        }
+    }
+
+    /// A reply for `id`: judged by its run, and committed to the journal
+    /// (with the outcome it ended the run with) before the run acts on it.
+    async fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
+        let i = self.index[id];
+        let entry = &mut self.entries[i];
+        // Serialized before the policy takes the reply, written once it has judged it.
+        let record = match &self.journal {
+            Some(_) => {
+                Some(Store::reply_record(id, &entry.content, entry.run.prompt(), &reply, Some(batch))?)
+            }
+            None => None,
+        };
+        let next = entry.run.on_reply(reply);
+        if let (Some(journal), Some(record)) = (&self.journal, record) {
+            let outcome = match &next {
+                Next::Done(outcome) => Some(outcome),
+                Next::Call(_) => None,
+            };
+            journal.reply(record, outcome).await?;
+        }
+        self.handled.insert((batch.to_string(), id.to_string()));
+        let entry = &mut self.entries[i];
+        entry.resends = 0;
+        if let Next::Done(outcome) = next {
+            let result = with_review(Ok(outcome), entry.review.take(), entry.text.as_deref());
+            self.tally.finished(id, &result).deliver();
+            entry.result = Some(result);
+        }
+        Ok(())
+    }
+
+    /// `id`'s current attempt goes into the next batch again, or, past
+    /// [`MAX_RESENDS`] `counted` resends, the document fails. A resend that
+    /// is not `counted` (the client's own switch of tool choice) is free.
+    async fn resend(&mut self, id: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
+        let i = self.index[id];
+        if counted && self.entries[i].resends >= MAX_RESENDS {
+            let error = Error::transport(format!(
+                "the Message Batches API gave no usable result for attempt {} after {MAX_RESENDS} resends; the last: {reason}",
+                self.entries[i].run.attempt()
+            ));
+            return self.fail(id, error, Some(batch)).await;
+        }
+        if let Some(journal) = &self.journal {
+            journal.resent(id, batch, reason, counted).await?;
+        }
+        self.handled.insert((batch.to_string(), id.to_string()));
+        self.entries[i].resends += u32::from(counted);
+        Ok(())
+    }
+
+    /// `id` fails with `error` (a resumed run tries it again).
+    async fn fail(&mut self, id: &str, error: Error, batch: Option<&str>) -> Result<(), Error> {
+        if let Some(journal) = &self.journal {
+            let content = &self.entries[self.index[id]].content;
+            journal.failed(id, content, &error, batch).await?;
+        }
+        if let Some(batch) = batch {
+            self.handled.insert((batch.to_string(), id.to_string()));
+        }
+        let i = self.index[id];
+        let error = error.after(self.entries[i].run.failed_attempts().to_vec(), self.entries[i].run.spent());
+        let result = Err(error);
+        self.tally.finished(id, &result).deliver();
+        self.entries[i].result = Some(result);
+        Ok(())
+    }
+
+    /// Records that every result of `batch` has been handled, when there is a journal.
+    async fn collected(&self, batch: &str) -> Result<(), Error> {
+        match &self.journal {
+            Some(journal) => journal.collected(batch).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// The error types a batch result is sent again for.
+const TRANSIENT: [&str; 3] = ["overloaded_error", "api_error", "rate_limit_error"];
+
+/// The HTTP status the Messages API gives an error type, for [`Error::Api`].
+fn status_of(error_type: &str) -> u16 {
+    match error_type {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "overloaded_error" => 529,
+        _ => 500,
+    }
+}
+
+/// What to request under the base URL for a results URL: the rest of it
+/// when it lies under the client's own base URL, else `None` (and the
+/// documented path is used), so the key goes only where the client is
+/// configured to send it.
+fn results_path(url: &str, base: &str) -> Option<String> {
+    let rest = url.strip_prefix(base)?;
+    rest.starts_with('/').then(|| rest.to_string())
+}
+
+/// A message batch, as create and retrieve answer.
+#[derive(Debug, Deserialize)]
+struct BatchObject {
+    id: String,
+    processing_status: String,
+    #[serde(default)]
+    results_url: Option<String>,
+}
+
+fn parse_batch(body: &[u8]) -> Result<BatchObject, Error> {
+    serde_json::from_slice(body).map_err(|e| {
+        Error::invalid_response(format!(
+            "the Message Batches API returned a body that is not a message batch ({e}); it begins: {}",
+            extract_drive::http::transport::body_prefix(body)
+        ))
+    })
+}
+
+/// A page of the list of message batches (newest first).
+#[derive(Debug, Deserialize)]
+struct BatchList {
+    data: Vec<ListedBatch>,
+    #[serde(default)]
+    has_more: bool,
+    #[serde(default)]
+    last_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ListedBatch {
+    id: String,
+    #[serde(default)]
+    created_at: Option<String>,
+    #[serde(default)]
+    request_counts: RequestCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RequestCounts {
+    #[serde(default)]
+    processing: u64,
+    #[serde(default)]
+    succeeded: u64,
+    #[serde(default)]
+    errored: u64,
+    #[serde(default)]
+    canceled: u64,
+    #[serde(default)]
+    expired: u64,
+}
+
+impl RequestCounts {
+    fn total(&self) -> u64 {
+        self.processing + self.succeeded + self.errored + self.canceled + self.expired
+    }
+}
+
+/// Now, in unix seconds.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// An RFC 3339 time as the API writes it (`2026-12-01T10:00:00.123456Z`,
+/// or with an offset), in unix seconds.
+fn unix_seconds(text: &str) -> Option<i64> {
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let rest = text.get(19..)?.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = match rest {
+        "Z" | "z" | "" => 0,
+        _ => {
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            let hours = rest.get(1..3)?.parse::<i64>().ok()?;
+            let minutes = rest.get(4..6)?.parse::<i64>().ok()?;
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
+}
+
+/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let of_era = year - era * 400;
+    let of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let of_cycle = of_era * 365 + of_era / 4 - of_era / 100 + of_year;
+    era * 146_097 + of_cycle - 719_468
+}
+
+/// Unix seconds as an RFC 3339 time in UTC.
+fn rfc3339(seconds: i64) -> String {
+    let (days, of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let of_era = z - era * 146_097;
+    let year_of_era = (of_era - of_era / 1460 + of_era / 36_524 - of_era / 146_096) / 365;
+    let of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * of_year + 2) / 153;
+    let day = of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+/// One line of a results file.
+#[derive(Deserialize)]
+struct ResultLine {
+    custom_id: String,
+    result: BatchResult,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BatchResult {
+    Succeeded {
+        message: Value,
+    },
+    Errored {
+        error: Value,
+    },
+    Canceled,
+    Expired,
+    #[serde(other)]
+    Unknown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_urls_are_followed_only_under_the_base_url() {
+        let base = "https://api.anthropic.com";
+        assert_eq!(
+            results_path("https://api.anthropic.com/v1/messages/batches/b1/results", base).as_deref(),
+            Some("/v1/messages/batches/b1/results")
+        );
+        let gateway = "http://gw.internal/anthropic";
+        assert_eq!(
+            results_path("http://gw.internal/anthropic/v1/messages/batches/b1/results?page=2", gateway)
+                .as_deref(),
+            Some("/v1/messages/batches/b1/results?page=2")
+        );
+        assert_eq!(results_path("http://evil.example/x", base), None);
+        assert_eq!(results_path("https://api.anthropic.com@evil.example/r", base), None);
+        assert_eq!(results_path("https://api.anthropic.com.evil.example/r", base), None);
+    }
+
+    #[test]
+    fn times_read_and_written_as_the_api_writes_them() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_seconds("2026-12-01T10:00:00.123456Z"), Some(1_796_119_200));
+        assert_eq!(unix_seconds("2026-12-01T11:00:00+01:00"), Some(1_796_119_200));
+        assert_eq!(rfc3339(1_796_119_200), "2026-12-01T10:00:00Z");
+        for seconds in [0, 951_782_400, 1_709_164_800, 4_102_444_800] {
+            assert_eq!(unix_seconds(&rfc3339(seconds)), Some(seconds));
+        }
+        assert_eq!(unix_seconds("not a time"), None);
+    }
+
+    #[test]
+    fn errored_results_name_a_status() {
+        assert_eq!(status_of("invalid_request_error"), 400);
+        assert_eq!(status_of("overloaded_error"), 529);
+        assert_eq!(status_of("something_new"), 500);
+    }
+}

@@ -1,0 +1,352 @@
+//! The async driver of the retry policy: [`Extractor`].
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::journal::Store;
+use crate::{
+    Corrections, Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations,
+};
+
+/// Runs extractions against a [`Model`]: validate, retry with exact feedback,
+/// escalate. `Err` is only for transport, I/O and configuration failures; every
+/// validation result is an [`Outcome`].
+///
+/// The futures are `Send`, so extractions can be spawned. Each extraction runs
+/// in a `tracing` span named `extract` with one event per attempt (attempt
+/// number, layer, codes, usage); documents and outputs stay out of traces
+/// unless [`trace_content(true)`](Extractor::trace_content) is set.
+///
+/// ```
+/// use extract::{Code, FieldPath, Layer, Extractor, Retries, Tool, Violations, Violation};
+/// use extract::testing::Scripted;
+/// use serde_json::{json, Value};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let tool = Tool {
+///     name: "record_total".into(),
+///     description: "Record the total.".into(),
+///     input_schema: json!({"type": "object"}),
+///     strict: false,
+/// };
+/// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+///     // A validator rejects what it cannot read: a missing total is not 0.0.
+///     output["total"].as_f64().ok_or_else(|| {
+///         let at = FieldPath::root().key("total");
+///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+///     })
+/// }
+/// let model = Scripted::new([json!({"total": 12.5})]);
+/// let extractor = Extractor::new(model.clone())
+///     .retries(Retries::new(1)?)
+///     .instructions("Totals are in euros.");
+/// let outcome = extractor.extract_with(tool, "Total: 12.50", total).await?;
+/// assert!(outcome.is_valid());
+/// assert!(model.prompts()[0].system.contains("Totals are in euros."));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+///
+/// With a derived type, `extractor.extract::<Invoice>(document).await?` uses
+/// the type's tool and all three validation layers.
+#[derive(Debug, Clone)]
+pub struct Extractor<M> {
+    model: M,
+    retries: Retries,
+    instructions: Option<String>,
+    token_budget: Option<u64>,
+    trace_content: bool,
+    corrections: Corrections,
+}
+
+impl<M: Model> Extractor<M> {
+    /// An extractor over `model` with the default of two retries.
+    pub fn new(model: M) -> Extractor<M> {
+        Extractor {
+            model,
+            retries: Retries::default(),
+            instructions: None,
+            token_budget: None,
+            trace_content: false,
+            corrections: Corrections::Full,
+        }
+    }
+
+    /// The retry budget (1 to 3).
+    pub fn retries(mut self, retries: Retries) -> Extractor<M> {
+        self.retries = retries;
+        self
+    }
+
+    /// The caller's own instructions (and examples), appended to the built-in
+    /// system instructions of every prompt.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Extractor<M> {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// A token budget per extraction: a run ends with `BudgetExhausted` when
+    /// the tokens spent plus the last attempt's usage would exceed it.
+    pub fn token_budget(mut self, tokens: u64) -> Extractor<M> {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Whether traces may carry the document and the model's outputs. Off by
+    /// default: they are personal data.
+    pub fn trace_content(mut self, on: bool) -> Extractor<M> {
+        self.trace_content = on;
+        self
+    }
+
+    /// How a correction asks for the fix: [`Corrections::Full`] (the
+    /// default: the complete object again) or [`Corrections::Patch`] (only
+    /// the operations that fix the previous output, through the tool
+    /// `patch_output`; the runtime applies them and validates the whole
+    /// result with all three layers). Journals record each reply as the
+    /// model sent it, and resuming applies a recorded patch again, so a run
+    /// resumes with the setting it was started with.
+    ///
+    /// ```
+    /// use extract::{Corrections, Extractor, Outcome, Tool, Violations};
+    /// use extract::testing::Scripted;
+    /// use serde_json::{json, Value};
+    ///
+    /// let tool = Tool {
+    ///     name: "record_total".into(),
+    ///     description: "Record the total.".into(),
+    ///     input_schema: json!({"type": "object"}),
+    ///     strict: false,
+    /// };
+    /// fn positive(output: &Value, _document: &str) -> Result<f64, Violations> {
+    ///     let total = output["total"].as_f64().unwrap_or(-1.0);
+    ///     if total > 0.0 { return Ok(total) }
+    ///     let at = extract::FieldPath::root().key("total");
+    ///     Err(Violations::one(extract::Violation::new(extract::Layer::Semantic, extract::Code::CHECK_FAILED, at, "must be positive")))
+    /// }
+    /// let model = Scripted::new([
+    ///     json!({"total": -3.0, "currency": "EUR"}),
+    ///     json!({"patch": [{"op": "replace", "path": "/total", "value": 3.0}]}),
+    /// ]);
+    /// let extractor = Extractor::new(model.clone()).corrections(Corrections::Patch);
+    /// let outcome = extractor.extract_with_blocking(tool, "Total: 3 EUR", positive)?;
+    /// assert_eq!(*outcome.valid().unwrap().value(), 3.0);
+    /// assert_eq!(model.prompts()[1].tool.name, "patch_output");
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn corrections(mut self, corrections: Corrections) -> Extractor<M> {
+        self.corrections = corrections;
+        self
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Extracts a `T` from `document`: its tool, its three validation layers,
+    /// and the retry policy.
+    pub async fn extract<T>(&self, document: impl Into<Document>) -> Result<Outcome<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        self.drive(self.configure(Run::for_type(document, self.retries))).await
+    }
+
+    /// Extracts with an explicit `tool` and `validator` (given the tool input
+    /// and the document), for types that do not derive `Extractable` or for
+    /// custom validation. The validator runs under `catch_unwind`.
+    pub async fn extract_with<T, V>(
+        &self,
+        tool: Tool,
+        document: impl Into<Document>,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
+    where
+        T: Send,
+        V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
+    {
+        self.drive(self.configure(Run::new(tool, document, self.retries, validator))).await
+    }
+
+    /// Drives a prepared [`Run`] to its outcome against the model.
+    pub async fn run<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        self.drive(run).await
+    }
+
+    /// [`extract`](Extractor::extract) for callers without an async runtime:
+    /// runs on a current-thread tokio runtime made for the call. Called from
+    /// inside a tokio runtime it returns [`Error::Config`] instead of blocking
+    /// (or panicking) there; use `.extract(..).await` in async code.
+    pub fn extract_blocking<T>(&self, document: impl Into<Document>) -> Result<Outcome<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        block_on(self.extract::<T>(document))?
+    }
+
+    /// [`extract_with`](Extractor::extract_with) for callers without an async
+    /// runtime, with the same rules as [`extract_blocking`](Extractor::extract_blocking).
+    ///
+    /// ```
+    /// use extract::{Code, FieldPath, Layer, Extractor, Tool, Violations, Violation};
+    /// use extract::testing::Scripted;
+    /// use serde_json::{json, Value};
+    ///
+    /// let tool = Tool {
+    ///     name: "record_total".into(),
+    ///     description: "Record the total.".into(),
+    ///     input_schema: json!({"type": "object"}),
+    ///     strict: false,
+    /// };
+    /// fn total(output: &Value, _document: &str) -> Result<f64, Violations> {
+    ///     // A validator rejects what it cannot read: a missing total is not 0.0.
+    ///     output["total"].as_f64().ok_or_else(|| {
+    ///         let at = FieldPath::root().key("total");
+    ///         Violations::one(Violation::new(Layer::Structure, Code::INVALID_TYPE, at, "expected a number"))
+    ///     })
+    /// }
+    /// let extractor = Extractor::new(Scripted::new([json!({"total": 3.0})]));
+    /// let outcome = extractor.extract_with_blocking(tool, "Total: 3", total)?;
+    /// assert_eq!(outcome.attempts(), 1);
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn extract_with_blocking<T, V>(
+        &self,
+        tool: Tool,
+        document: impl Into<Document>,
+        validator: V,
+    ) -> Result<Outcome<T>, Error>
+    where
+        T: Send,
+        V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
+    {
+        block_on(self.extract_with(tool, document, validator))?
+    }
+
+    /// The retry budget each extraction gets.
+    pub fn retry_budget(&self) -> Retries {
+        self.retries
+    }
+
+    /// `run` with this extractor's instructions, token budget, content
+    /// tracing and corrections mode: what a driver of its own (the Batches
+    /// driver) applies to each document's run.
+    #[doc(hidden)]
+    pub fn configure<T>(&self, mut run: Run<T>) -> Run<T> {
+        if let Some(instructions) = &self.instructions {
+            run = run.instructions(instructions);
+        }
+        if let Some(tokens) = self.token_budget {
+            run = run.token_budget(tokens);
+        }
+        run.trace_content(self.trace_content).corrections(self.corrections)
+    }
+
+    /// The caller's instructions, if any.
+    pub fn instructions_text(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        self.drive_recorded(run, Vec::new(), None).await
+    }
+
+    /// Drives `run`: first through `recorded` (the replies an earlier run
+    /// got, replayed through the policy, which is deterministic), then
+    /// against the model, journalling every new reply as document `id`
+    /// (with the prompt it answered and whether it ended the run) before
+    /// the run goes on.
+    pub(crate) async fn drive_recorded<T>(
+        &self,
+        mut run: Run<T>,
+        recorded: Vec<Reply>,
+        journal: Option<(&Store, &str, &str)>,
+    ) -> Result<Outcome<T>, Error> {
+        let prompt = run.prompt();
+        if let Some(problem) = prompt.document.problem() {
+            return Err(Error::config(problem));
+        }
+        let span = tracing::info_span!(
+            target: "extract",
+            "extract",
+            tool = %prompt.tool.name,
+            document = %prompt.document.id(),
+            document_bytes = prompt.document.len(),
+            document_text = tracing::field::Empty,
+        );
+        if self.trace_content {
+            span.record("document_text", prompt.document_text().as_ref());
+        }
+        async move {
+            let mut prompt = run.prompt().clone();
+            let mut recorded = recorded.into_iter();
+            loop {
+                let replayed = recorded.next();
+                // A journal that failed a write stops the run: no model call after it.
+                if replayed.is_none()
+                    && let Some(failure) = journal.and_then(|(journal, _, _)| journal.failure())
+                {
+                    return Err(failure);
+                }
+                let (reply, new) = match replayed {
+                    Some(reply) => (reply, false),
+                    None => match self.model.call(&prompt).await {
+                        Ok(reply) => (reply, true),
+                        // The attempts made so far spent tokens: the error says how many.
+                        Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
+                    },
+                };
+                // The line is made from the reply before the policy takes it, and
+                // written with whether it ended the run before the run goes on.
+                let record = match journal {
+                    Some((_, id, content)) if new => {
+                        Some(Store::reply_record(id, content, &prompt, &reply, None)?)
+                    }
+                    _ => None,
+                };
+                let next = run.on_reply(reply);
+                if let (Some(record), Some((journal, _, _))) = (record, journal) {
+                    let outcome = match &next {
+                        Next::Done(outcome) => Some(outcome),
+                        Next::Call(_) => None,
+                    };
+                    journal.reply(record, outcome).await?;
+                }
+                match next {
+                    Next::Call(next) => prompt = next,
+                    Next::Done(outcome) => return Ok(outcome),
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::config(
+            "a blocking extraction was called inside a tokio runtime, where it would block the \
+             runtime's thread; use `.extract(..).await` there",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("cannot start a tokio runtime for a blocking extraction", e))?;
+    Ok(runtime.block_on(future))
+}
+
+/// Compile-time proof that extraction futures are `Send` for every model and
+/// every type, so they can be spawned on a multi-thread runtime.
+fn _extraction_futures_are_send<M, T>(extractor: &Extractor<M>, run: Run<T>)
+where
+    M: Model,
+    T: Extractable + Send + 'static,
+{
+    fn is_send<F: Send>(_: &F) {}
+    is_send(&extractor.extract::<T>(""));
+    is_send(&extractor.run(run));
+    is_send(&extractor.extract_with(T::tool(), "", crate::validate::<T>));
+}

@@ -1,0 +1,1180 @@
+//! The journal in a PostgreSQL database, shared by many worker processes:
+//! every statement of its SQL is here, the migrations first.
+//!
+//! Many runs live in one database, each a row of `extract_runs` by name,
+//! and every other table is keyed by the run. The schema is created and
+//! migrated on first use by [`MIGRATIONS`], applied in one transaction
+//! under an advisory lock (several workers start at once); a database whose
+//! schema is newer than this build's is refused.
+//!
+//! Workers share a run's documents through leases: a worker claims a
+//! pending document whose lease is free or expired (`FOR UPDATE SKIP
+//! LOCKED`, so two claims never wait on each other), renews its leases
+//! while it works, and records a reply only while it still holds the
+//! document's lease, in the transaction that renews it. The pause a 429 or
+//! 529 sets is a time in the run's row, reckoned on the database's clock,
+//! so machines with skewed clocks pause together. One worker at a time
+//! coordinates a run's message batches under a lease on the run.
+//!
+//! A connection that fails is retried with backoff (a new one from the
+//! pool) for [`Settings::reconnect`]; every write is idempotent, so a commit
+//! whose answer was lost can be sent again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+
+use super::{Event, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use crate::Error;
+
+/// The schema, as numbered migrations: number `i + 1` is `MIGRATIONS[i]`.
+/// A database records the ones applied in `extract_schema`; a later version
+/// of extract appends to this list and never edits an entry.
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE extract_runs (
+    name TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    schema TEXT NOT NULL,            -- digest of the tool's schema
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    paused_until TIMESTAMPTZ,        -- a 429 or 529 pauses every worker until then
+    coordinator TEXT,                -- the worker coordinating the run's message batches
+    coordinator_until TIMESTAMPTZ
+);
+-- Orders the events of a document across tables.
+CREATE SEQUENCE extract_events;
+CREATE TABLE extract_documents (
+    run TEXT NOT NULL REFERENCES extract_runs (name),
+    id TEXT NOT NULL,
+    position BIGINT NOT NULL,        -- its place among the run's documents
+    content TEXT NOT NULL,           -- digest of its content, the tool and the instructions
+    state TEXT NOT NULL,             -- 'pending', 'valid', 'escalated', 'failed'
+    lease_owner TEXT,                -- the worker running it
+    lease_until TIMESTAMPTZ,
+    PRIMARY KEY (run, id)
+);
+CREATE INDEX extract_documents_pending ON extract_documents (run, position) WHERE state = 'pending';
+CREATE TABLE extract_replies (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    prompt TEXT NOT NULL,            -- digest of the correction it answered ('' on a first attempt)
+    batch TEXT,
+    reply TEXT NOT NULL,             -- the Reply as JSON
+    done BOOLEAN NOT NULL,           -- whether it ended the document's run
+    worker TEXT NOT NULL,
+    UNIQUE (run, document, content, attempt)
+);
+CREATE TABLE extract_outcomes (
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    status TEXT NOT NULL,            -- 'ok', 'escalated'
+    packet TEXT NOT NULL,            -- the outcome packet as JSON
+    attempts INTEGER NOT NULL,
+    usage TEXT NOT NULL,             -- Usage as JSON
+    facts TEXT NOT NULL,             -- what the run's statistics count of it, as JSON
+    reviewed BOOLEAN NOT NULL DEFAULT false,
+    PRIMARY KEY (run, document)
+);
+CREATE TABLE extract_failures (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    batch TEXT,
+    error TEXT NOT NULL
+);
+CREATE TABLE extract_batches (
+    intent BIGSERIAL PRIMARY KEY,
+    run TEXT NOT NULL,
+    token TEXT NOT NULL UNIQUE,      -- the coordinator's name for it: sending it twice records it once
+    created_at BIGINT NOT NULL,      -- unix seconds, committed before the create call
+    requests BIGINT NOT NULL,
+    documents TEXT NOT NULL,         -- [[id, attempt, content], ...] as JSON
+    id TEXT UNIQUE,                  -- the API's batch id, once it answered
+    collected BOOLEAN NOT NULL DEFAULT false,
+    abandoned BOOLEAN NOT NULL DEFAULT false
+);
+CREATE TABLE extract_resends (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    batch TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    counted BOOLEAN NOT NULL
+);
+CREATE TABLE extract_reviews (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    fix TEXT NOT NULL,               -- the merge patch, as JSON
+    reviewer TEXT,                   -- who, when and what changed, where recorded
+    reviewed_at TEXT,                -- RFC 3339
+    fields_before TEXT,              -- the changed fields before and after, JSON objects
+    fields_after TEXT,
+    overrode TEXT                    -- the fingerprints of the violations overridden, a JSON list
+);
+CREATE TABLE extract_rejections (
+    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
+    run TEXT NOT NULL,
+    document TEXT NOT NULL,
+    content TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    rejected_at TEXT NOT NULL,       -- RFC 3339
+    reason TEXT NOT NULL
+);
+CREATE INDEX extract_replies_by_document ON extract_replies (run, document, at);
+CREATE INDEX extract_failures_by_document ON extract_failures (run, document, at);
+CREATE INDEX extract_resends_by_document ON extract_resends (run, document, at);
+CREATE INDEX extract_reviews_by_document ON extract_reviews (run, document, at);
+"];
+
+/// The advisory lock key under which migrations run ("EXTRACT" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0045_5854_5241_4354;
+
+/// How a PostgreSQL journal is reached and how its workers share it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The connection URL, password included: shown only through [`mask`].
+    pub url: String,
+    /// The run's name.
+    pub run: String,
+    /// How long a claimed document stays a worker's without a renewal.
+    pub lease: Duration,
+    /// How often a worker renews its leases.
+    pub renew_every: Duration,
+    /// How long a lost connection is retried before the worker ends with `Err`.
+    pub reconnect: Duration,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Postgres")
+            .field("url", &mask(&self.url))
+            .field("run", &self.run)
+            .field("lease", &self.lease)
+            .field("renew_every", &self.renew_every)
+            .field("reconnect", &self.reconnect)
+            .finish()
+    }
+}
+
+/// `url` with its password (in the user info, or a `password=` setting) replaced by `***`.
+pub fn mask(url: &str) -> String {
+    let mut shown = url.to_string();
+    if let Some(scheme_end) = shown.find("://") {
+        let rest = scheme_end + 3;
+        let authority_end = shown[rest..].find(['/', '?']).map_or(shown.len(), |i| rest + i);
+        if let Some(at) = shown[rest..authority_end].rfind('@').map(|i| rest + i)
+            && let Some(colon) = shown[rest..at].find(':').map(|i| rest + i)
+        {
+            shown.replace_range(colon + 1..at, "***");
+        }
+    }
+    // `password=...` as a URL parameter or a key-value setting.
+    let mut out = String::with_capacity(shown.len());
+    let mut rest = shown.as_str();
+    while let Some(i) = rest.find("password=") {
+        out.push_str(&rest[..i + "password=".len()]);
+        rest = &rest[i + "password=".len()..];
+        let end = if let Some(quoted) = rest.strip_prefix('\'') {
+            quoted.find('\'').map_or(rest.len(), |j| j + 2)
+        } else {
+            rest.find(['&', ' ']).unwrap_or(rest.len())
+        };
+        out.push_str("***");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The header values a run is for: its tool, the digest of the tool's schema.
+pub struct Header<'a> {
+    pub tool: &'a str,
+    pub schema: &'a str,
+}
+
+/// A journal open on a PostgreSQL database, for one run, as one worker.
+pub struct Postgres {
+    pool: Pool,
+    settings: Settings,
+    /// The masked URL and the run, for messages: `postgres://extract:***@db/x run march`.
+    shown: String,
+    /// This worker's name in leases: host, process and a random part.
+    worker: String,
+}
+
+/// One failure of a statement or of getting a connection.
+enum Failure {
+    Db(tokio_postgres::Error),
+    Pool(deadpool_postgres::PoolError),
+}
+
+impl Failure {
+    /// Whether trying again may help: a lost or refused connection, a
+    /// server restarting, a serialization conflict.
+    fn transient(&self) -> bool {
+        let db = match self {
+            Failure::Db(e) => e,
+            Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
+            Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => return true,
+            Failure::Pool(_) => return false,
+        };
+        match db.code() {
+            None => true, // no answer from the server: the connection failed
+            Some(code) => {
+                code.code().starts_with("08")
+                    || [
+                        SqlState::ADMIN_SHUTDOWN,
+                        SqlState::CRASH_SHUTDOWN,
+                        SqlState::CANNOT_CONNECT_NOW,
+                        SqlState::T_R_SERIALIZATION_FAILURE,
+                        SqlState::T_R_DEADLOCK_DETECTED,
+                    ]
+                    .contains(code)
+            }
+        }
+    }
+
+    /// The failure's text, the server's message and hint included.
+    fn text(&self) -> String {
+        let db = match self {
+            Failure::Db(e) => e,
+            Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
+            Failure::Pool(other) => return other.to_string(),
+        };
+        match db.as_db_error() {
+            Some(e) => format!(
+                "{} ({}){}",
+                e.message(),
+                e.code().code(),
+                e.hint().map(|h| format!("; {h}")).unwrap_or_default()
+            ),
+            None => {
+                let mut text = db.to_string();
+                let mut source = std::error::Error::source(db);
+                while let Some(cause) = source {
+                    text.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
+                text
+            }
+        }
+    }
+
+    fn kind(&self) -> std::io::ErrorKind {
+        let db = match self {
+            Failure::Db(e) => e,
+            Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
+            Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => return std::io::ErrorKind::TimedOut,
+            Failure::Pool(_) => return std::io::ErrorKind::Other,
+        };
+        match db.code() {
+            Some(code)
+                if *code == SqlState::INVALID_PASSWORD
+                    || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+            {
+                std::io::ErrorKind::PermissionDenied
+            }
+            Some(code) if *code == SqlState::INVALID_CATALOG_NAME => std::io::ErrorKind::NotFound,
+            Some(_) => std::io::ErrorKind::Other,
+            None => std::io::ErrorKind::ConnectionRefused,
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Failure {
+        Failure::Db(e)
+    }
+}
+
+/// What recording a reply found.
+pub enum Recording {
+    Recorded,
+    /// Another worker holds the document now (this one's lease expired):
+    /// nothing was recorded, and this worker leaves the document.
+    LeaseLost,
+}
+
+/// The run's documents, counted by state, for progress over the whole run.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    /// Documents in the run.
+    pub total: usize,
+    /// Of them, valid.
+    pub valid: usize,
+    /// Escalated.
+    pub escalated: usize,
+    /// Failed (transport or configuration).
+    pub failed: usize,
+}
+
+/// A worker name: host, process id and a part that differs between two
+/// processes of one id (a restarted container).
+fn worker_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "host".to_string());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let random = super::digest(format!("{host}{}{nanos}", std::process::id()).as_bytes());
+    format!("{host}/{}/{}", std::process::id(), &random[..8])
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+impl Postgres {
+    /// Connects, migrates the schema if needed, and checks the run's header
+    /// against `header` (a run creates it if the run is new: `for_run`; a
+    /// reader finds it or fails): every failure here comes before any
+    /// model call.
+    pub async fn open(
+        settings: &Settings,
+        header: Option<&Header<'_>>,
+        for_run: bool,
+    ) -> Result<Postgres, Error> {
+        let shown = format!("{} run {}", mask(&settings.url), crate::quote_prefix(&settings.run));
+        let mut config: tokio_postgres::Config =
+            settings.url.parse().map_err(|e: tokio_postgres::Error| {
+                Error::config(format!(
+                    "journal {}: the URL is not a PostgreSQL connection string ({}); write it as \
+                 postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+                    mask(&settings.url),
+                    mask(&e.to_string())
+                ))
+            })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("extract");
+        }
+        let manager =
+            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(8)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .create_timeout(Some(Duration::from_secs(15)))
+            .build()
+            .map_err(|e| Error::config(format!("journal {shown}: cannot make its connection pool: {e}")))?;
+        let postgres = Postgres { pool, settings: settings.clone(), shown, worker: worker_name() };
+        // The first connection is not retried: an unreachable database or
+        // wrong credentials are the caller's to fix, and said at once.
+        let client = postgres
+            .pool
+            .get()
+            .await
+            .map_err(|e| postgres.error("cannot connect to it", Failure::Pool(e)))?;
+        drop(client);
+        postgres.migrate().await?;
+        match header {
+            Some(header) => postgres.check_run(header, for_run).await?,
+            None => postgres.check_exists().await?,
+        }
+        Ok(postgres)
+    }
+
+    /// How often this worker renews its leases.
+    pub fn renew_every(&self) -> Duration {
+        self.settings.renew_every
+    }
+
+    /// How often a worker with nothing to claim looks again (for a lease
+    /// that ran out, or the run's end).
+    pub fn poll_every(&self) -> Duration {
+        (self.settings.lease / 20).clamp(Duration::from_millis(20), Duration::from_secs(1))
+    }
+
+    /// This worker's name, as its leases and replies carry it.
+    pub fn worker(&self) -> &str {
+        &self.worker
+    }
+
+    /// `journal <url> run <name>: <what>: <failure>`, an I/O error.
+    fn error(&self, what: &str, failure: Failure) -> Error {
+        let text = mask(&failure.text()).replace(&self.settings.url, &mask(&self.settings.url));
+        Error::io(format!("journal {}: {what}", self.shown), std::io::Error::new(failure.kind(), text))
+    }
+
+    /// Runs `work` on a connection of the pool; a lost connection (or a
+    /// conflict) is retried on a new one with backoff for `reconnect`,
+    /// then is the worker's `Err`. Every `work` is idempotent.
+    async fn retrying<R, Fut>(&self, what: &str, work: impl Fn(Object) -> Fut) -> Result<R, Error>
+    where
+        Fut: Future<Output = Result<R, Failure>>,
+    {
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(50);
+        loop {
+            let failure = match self.pool.get().await {
+                Ok(client) => match work(client).await {
+                    Ok(result) => return Ok(result),
+                    Err(failure) => failure,
+                },
+                Err(e) => Failure::Pool(e),
+            };
+            if !failure.transient() || started.elapsed() + wait > self.settings.reconnect {
+                return Err(self.error(what, failure));
+            }
+            tracing::warn!(
+                target: "extract",
+                journal = %self.shown,
+                wait_ms = wait.as_millis() as u64,
+                reason = %mask(&failure.text()),
+                "the journal's database connection failed; trying again"
+            );
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(5));
+        }
+    }
+
+    /// Creates or migrates the schema, one transaction under an advisory
+    /// lock; refuses a schema newer than this build's.
+    async fn migrate(&self) -> Result<(), Error> {
+        let newest = MIGRATIONS.len() as i32;
+        let found = self
+            .retrying("cannot create or migrate its schema", |mut client| async move {
+                let t = client.transaction().await?;
+                t.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
+                t.batch_execute(
+                    "CREATE TABLE IF NOT EXISTS extract_schema (
+                         version INTEGER PRIMARY KEY,
+                         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                     )",
+                )
+                .await?;
+                let row = t.query_one("SELECT coalesce(max(version), 0) FROM extract_schema", &[]).await?;
+                let found: i32 = row.get(0);
+                if found > newest {
+                    return Ok(found);
+                }
+                for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+                    t.batch_execute(migration).await?;
+                    t.execute("INSERT INTO extract_schema (version) VALUES ($1)", &[&(i as i32 + 1)]).await?;
+                }
+                t.commit().await?;
+                Ok(found)
+            })
+            .await?;
+        if found > newest {
+            return Err(Error::config(format!(
+                "journal {}: the database's schema is version {found}, newer than this version of extract \
+                 reads (version {newest}); nothing was changed: use a newer extract",
+                self.shown
+            )));
+        }
+        Ok(())
+    }
+
+    /// Creates the run's header, or checks it is for `header`'s tool and schema.
+    async fn check_run(&self, header: &Header<'_>, create: bool) -> Result<(), Error> {
+        let run = &self.settings.run;
+        let found: Option<(String, String)> = self
+            .retrying("cannot read the run's header", |client| async move {
+                if create {
+                    client
+                        .execute(
+                            "INSERT INTO extract_runs (name, tool, schema) VALUES ($1, $2, $3)
+                             ON CONFLICT (name) DO NOTHING",
+                            &[run, &header.tool, &header.schema],
+                        )
+                        .await?;
+                }
+                let row =
+                    client.query_opt("SELECT tool, schema FROM extract_runs WHERE name = $1", &[run]).await?;
+                Ok(row.map(|r| (r.get(0), r.get(1))))
+            })
+            .await?;
+        match found {
+            None => Err(self.no_run()),
+            Some((tool, schema)) if tool != header.tool || schema != header.schema => {
+                Err(Error::config(format!(
+                    "journal {}: the run was started for the tool `{tool}` (schema {schema}), not for `{}` (schema {}); \
+                 it was left as it was: give this run another name",
+                    self.shown, header.tool, header.schema
+                )))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    async fn check_exists(&self) -> Result<(), Error> {
+        let run = &self.settings.run;
+        let found = self
+            .retrying("cannot read the run's header", |client| async move {
+                Ok(client.query_opt("SELECT 1 FROM extract_runs WHERE name = $1", &[run]).await?.is_some())
+            })
+            .await?;
+        if found { Ok(()) } else { Err(self.no_run()) }
+    }
+
+    fn no_run(&self) -> Error {
+        Error::io(
+            format!("journal {}: there is no such run in the database", self.shown),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    }
+
+    /// Records the run's documents with their content digests and places
+    /// (new ones pending; a changed one pending again), and makes the
+    /// documents that failed pending again: a worker that joins retries them.
+    pub async fn documents(&self, documents: &[(String, String)]) -> Result<(), Error> {
+        let ids: Vec<&str> = documents.iter().map(|(id, _)| id.as_str()).collect();
+        let contents: Vec<&str> = documents.iter().map(|(_, c)| c.as_str()).collect();
+        let positions: Vec<i64> = (0..documents.len() as i64).collect();
+        let run = &self.settings.run;
+        let (ids, contents, positions) = (&ids, &contents, &positions);
+        self.retrying("cannot record the run's documents", |mut client| async move {
+            let t = client.transaction().await?;
+            t.execute(
+                "INSERT INTO extract_documents (run, id, position, content, state)
+                 SELECT $1, d.id, d.position, d.content, 'pending'
+                 FROM unnest($2::text[], $3::bigint[], $4::text[]) AS d (id, position, content)
+                 ON CONFLICT (run, id) DO UPDATE
+                     SET content = excluded.content, state = 'pending', lease_owner = NULL, lease_until = NULL
+                     WHERE extract_documents.content <> excluded.content",
+                &[run, ids, positions, contents],
+            )
+            .await?;
+            t.execute(
+                "UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'",
+                &[run],
+            )
+            .await?;
+            t.commit().await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Claims the next pending document whose lease is free or expired
+    /// (skipping `not_mine`); `None` when there is none to claim now.
+    pub async fn claim(&self, not_mine: &[String]) -> Result<Option<String>, Error> {
+        let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
+        self.retrying("cannot claim a document", |client| async move {
+            let row = client
+                .query_opt(
+                    "UPDATE extract_documents d
+                     SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond'
+                     WHERE d.run = $1 AND d.id = (
+                         SELECT id FROM extract_documents
+                         WHERE run = $1 AND state = 'pending'
+                           AND (lease_owner IS NULL OR lease_until < now())
+                           AND NOT (id = ANY($4))
+                         ORDER BY position
+                         LIMIT 1
+                         FOR UPDATE SKIP LOCKED)
+                     RETURNING d.id",
+                    &[run, worker, &lease, &not_mine],
+                )
+                .await?;
+            Ok(row.map(|r| r.get(0)))
+        })
+        .await
+    }
+
+    /// Lets go of a claimed document (one this worker was not given).
+    pub async fn release(&self, document: &str) -> Result<(), Error> {
+        let (run, worker) = (&self.settings.run, &self.worker);
+        self.retrying("cannot let go of a document", |client| async move {
+            client
+                .execute(
+                    "UPDATE extract_documents SET lease_owner = NULL, lease_until = NULL
+                     WHERE run = $1 AND id = $2 AND lease_owner = $3",
+                    &[run, &document, worker],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Renews every lease this worker holds.
+    pub async fn renew(&self) -> Result<(), Error> {
+        let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
+        self.retrying("cannot renew its leases", |client| async move {
+            client
+                .execute(
+                    "UPDATE extract_documents SET lease_until = now() + $3 * interval '1 millisecond'
+                     WHERE run = $1 AND lease_owner = $2 AND state = 'pending'",
+                    &[run, worker, &lease],
+                )
+                .await?;
+            client
+                .execute(
+                    "UPDATE extract_runs SET coordinator_until = now() + $3 * interval '1 millisecond'
+                     WHERE name = $1 AND coordinator = $2",
+                    &[run, worker, &lease],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The ids of the run's documents still pending.
+    pub async fn pending(&self) -> Result<BTreeSet<String>, Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot read the run's documents", |client| async move {
+            let rows = client
+                .query("SELECT id FROM extract_documents WHERE run = $1 AND state = 'pending'", &[run])
+                .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// The run's documents counted by state.
+    pub async fn counts(&self) -> Result<Counts, Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot count the run's documents", |client| async move {
+            let rows = client
+                .query("SELECT state, count(*) FROM extract_documents WHERE run = $1 GROUP BY state", &[run])
+                .await?;
+            let mut counts = Counts::default();
+            for row in rows {
+                let (state, n): (String, i64) = (row.get(0), row.get(1));
+                counts.total += n as usize;
+                match state.as_str() {
+                    "valid" => counts.valid += n as usize,
+                    "escalated" => counts.escalated += n as usize,
+                    "failed" => counts.failed += n as usize,
+                    _ => {}
+                }
+            }
+            Ok(counts)
+        })
+        .await
+    }
+
+    /// A reply, and the outcome it ended the run with, in one transaction
+    /// that also renews the document's lease; nothing is recorded when
+    /// another worker holds the document now.
+    pub async fn reply(
+        &self,
+        record: &ReplyRecord,
+        outcome: Option<&OutcomeRow>,
+    ) -> Result<Recording, Error> {
+        let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
+        self.retrying("cannot record a reply", |mut client| async move {
+            let t = client.transaction().await?;
+            let held = t
+                .execute(
+                    "UPDATE extract_documents SET lease_until = CASE WHEN lease_owner IS NULL THEN NULL
+                         ELSE now() + $4 * interval '1 millisecond' END
+                     WHERE run = $1 AND id = $2 AND (lease_owner IS NULL OR lease_owner = $3)",
+                    &[run, &record.document, worker, &lease],
+                )
+                .await?;
+            if held == 0 {
+                return Ok(Recording::LeaseLost);
+            }
+            let inserted = t
+                .execute(
+                    "INSERT INTO extract_replies (run, document, content, attempt, prompt, batch, reply, done, worker)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                     ON CONFLICT (run, document, content, attempt) DO NOTHING",
+                    &[
+                        run,
+                        &record.document,
+                        &record.content,
+                        &(record.attempt as i32),
+                        &record.prompt,
+                        &record.batch,
+                        &record.reply,
+                        &outcome.is_some(),
+                        worker,
+                    ],
+                )
+                .await?;
+            if inserted == 0 {
+                // This very reply, committed by a try whose answer was lost,
+                // or another worker's answer to the same attempt.
+                let stored = t
+                    .query_one(
+                        "SELECT reply, worker FROM extract_replies
+                         WHERE run = $1 AND document = $2 AND content = $3 AND attempt = $4",
+                        &[run, &record.document, &record.content, &(record.attempt as i32)],
+                    )
+                    .await?;
+                let (reply, by): (String, String) = (stored.get(0), stored.get(1));
+                if reply != record.reply || &by != worker {
+                    return Ok(Recording::LeaseLost);
+                }
+            }
+            if let Some(outcome) = outcome {
+                write_outcome(&t, run, &record.document, outcome).await?;
+            }
+            t.commit().await?;
+            Ok(Recording::Recorded)
+        })
+        .await
+    }
+
+    /// A transport failure of `document` (of a result of `batch`, if any).
+    pub async fn failed(
+        &self,
+        document: &str,
+        content: &str,
+        error: &str,
+        batch: Option<&str>,
+    ) -> Result<(), Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot record a failure", |mut client| async move {
+            let t = client.transaction().await?;
+            t.execute(
+                "INSERT INTO extract_failures (run, document, content, batch, error) VALUES ($1, $2, $3, $4, $5)",
+                &[run, &document, &content, &batch, &error],
+            )
+            .await?;
+            t.execute(
+                "UPDATE extract_documents SET state = 'failed', lease_owner = NULL, lease_until = NULL
+                 WHERE run = $1 AND id = $2",
+                &[run, &document],
+            )
+            .await?;
+            t.commit().await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Takes (or keeps) the coordination of the run's message batches;
+    /// `false` while another live worker holds it.
+    // Message batches are the Claude backend's.
+    pub async fn coordinate(&self) -> Result<bool, Error> {
+        let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
+        self.retrying("cannot take the coordination of the run's batches", |client| async move {
+            let taken = client
+                .execute(
+                    "UPDATE extract_runs SET coordinator = $2, coordinator_until = now() + $3 * interval '1 millisecond'
+                     WHERE name = $1 AND (coordinator IS NULL OR coordinator = $2 OR coordinator_until < now())",
+                    &[run, worker, &lease],
+                )
+                .await?;
+            Ok(taken == 1)
+        })
+        .await
+    }
+
+    /// Lets go of the coordination of the run's batches.
+    // Message batches are the Claude backend's.
+    pub async fn stop_coordinating(&self) -> Result<(), Error> {
+        let (run, worker) = (&self.settings.run, &self.worker);
+        self.retrying("cannot let go of the coordination of the run's batches", |client| async move {
+            client
+                .execute(
+                    "UPDATE extract_runs SET coordinator = NULL, coordinator_until = NULL
+                     WHERE name = $1 AND coordinator = $2",
+                    &[run, worker],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The intent to create a batch of `documents` ([id, attempt, content]),
+    /// committed before the create call, only while this worker coordinates
+    /// the run; its number.
+    // Message batches are the Claude backend's.
+    pub async fn intent(
+        &self,
+        token: &str,
+        created_at: i64,
+        documents: &[(String, u32, String)],
+    ) -> Result<i64, Error> {
+        let listed = serde_json::to_string(documents).unwrap_or_default();
+        let (run, worker, listed) = (&self.settings.run, &self.worker, &listed);
+        let requests = documents.len() as i64;
+        let number = self
+            .retrying("cannot record the intent to create a message batch", |mut client| async move {
+                let t = client.transaction().await?;
+                let coordinating = t
+                    .query_opt(
+                        "SELECT 1 FROM extract_runs WHERE name = $1 AND coordinator = $2 AND coordinator_until > now()
+                         FOR UPDATE",
+                        &[run, worker],
+                    )
+                    .await?;
+                if coordinating.is_none() {
+                    return Ok(None);
+                }
+                let row = t
+                    .query_one(
+                        "INSERT INTO extract_batches (run, token, created_at, requests, documents)
+                         VALUES ($1, $2, $3, $4, $5)
+                         ON CONFLICT (token) DO UPDATE SET token = excluded.token
+                         RETURNING intent",
+                        &[run, &token, &created_at, &requests, listed],
+                    )
+                    .await?;
+                t.commit().await?;
+                Ok(Some(row.get::<_, i64>(0)))
+            })
+            .await?;
+        number.ok_or_else(|| {
+            Error::config(format!(
+                "journal {}: this worker no longer coordinates the run's message batches (its lease ran out and \
+                 another worker took over), so it creates none",
+                self.shown
+            ))
+        })
+    }
+
+    /// The API's id of the batch of `intent`.
+    // Message batches are the Claude backend's.
+    pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
+        self.retrying("cannot record a message batch's id", |client| async move {
+            client.execute("UPDATE extract_batches SET id = $2 WHERE intent = $1", &[&intent, &id]).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The batch of `intent` was never created, or is to be forgotten.
+    // Message batches are the Claude backend's.
+    pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
+        self.retrying("cannot record that a batch intent is abandoned", |client| async move {
+            client
+                .execute("UPDATE extract_batches SET abandoned = true WHERE intent = $1", &[&intent])
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records a resend (message batches are the Claude backend's).
+    pub async fn resent(
+        &self,
+        document: &str,
+        batch: &str,
+        reason: &str,
+        counted: bool,
+    ) -> Result<(), Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot record a resend", |client| async move {
+            client
+                .execute(
+                    "INSERT INTO extract_resends (run, document, batch, reason, counted) VALUES ($1, $2, $3, $4, $5)",
+                    &[run, &document, &batch, &reason, &counted],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records a collected batch (message batches are the Claude backend's).
+    pub async fn collected(&self, batch: &str) -> Result<(), Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot record that a message batch was collected", |client| async move {
+            client
+                .execute(
+                    "UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2",
+                    &[run, &batch],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// A reviewer's fix (already validated), and the reviewed outcome.
+    pub async fn reviewed(
+        &self,
+        document: &str,
+        content: &str,
+        fix: &str,
+        outcome: &OutcomeRow,
+    ) -> Result<(), Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot record a review", |mut client| async move {
+            let t = client.transaction().await?;
+            t.execute(
+                "INSERT INTO extract_reviews (run, document, content, fix) VALUES ($1, $2, $3, $4)",
+                &[run, &document, &content, &fix],
+            )
+            .await?;
+            write_outcome(&t, run, document, outcome).await?;
+            t.execute(
+                "UPDATE extract_outcomes SET reviewed = true WHERE run = $1 AND document = $2",
+                &[run, &document],
+            )
+            .await?;
+            t.commit().await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// How long from now the run is paused (a 429 or 529 one worker saw),
+    /// reckoned on the database's clock.
+    pub async fn paused_for(&self) -> Result<Duration, Error> {
+        let run = &self.settings.run;
+        let ms: f64 = self
+            .retrying("cannot read the run's pause", |client| async move {
+                let row = client
+                    .query_one(
+                        "SELECT coalesce(extract(epoch FROM (paused_until - now())) * 1000, 0)::float8
+                         FROM extract_runs WHERE name = $1",
+                        &[run],
+                    )
+                    .await?;
+                Ok(row.get(0))
+            })
+            .await?;
+        Ok(Duration::from_secs_f64(
+            (ms.max(0.0) / 1000.0).min(crate::run_pause::MAX_SHARED_PAUSE.as_secs_f64()),
+        ))
+    }
+
+    /// Pauses every worker of the run for `wait` from now (extending, never
+    /// shortening, a pause already set).
+    pub async fn pause(&self, wait: Duration) -> Result<(), Error> {
+        let (run, wait) = (&self.settings.run, millis(wait));
+        self.retrying("cannot record the run's pause", |client| async move {
+            client
+                .execute(
+                    "UPDATE extract_runs
+                     SET paused_until = greatest(coalesce(paused_until, now()), now() + $2 * interval '1 millisecond')
+                     WHERE name = $1",
+                    &[run, &wait],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// What was recorded of the documents whose content digests are
+    /// `contents` (by id); all the run's documents when `only` is `None`,
+    /// else the one named.
+    pub async fn recorded(
+        &self,
+        contents: &BTreeMap<String, String>,
+        only: Option<&str>,
+    ) -> Result<Recorded, Error> {
+        let run = &self.settings.run;
+        let (events, reviews, rejections, batches) = self
+            .retrying("cannot read it", |client| async move {
+                // One round trip for a document's events and reviews, in the order they happened.
+                let rows = client
+                    .query(
+                        "SELECT 'reply', at, document, content, batch, reply, false FROM extract_replies
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'failed', at, document, content, batch, NULL, false FROM extract_failures
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'resent', at, document, NULL, batch, NULL, counted FROM extract_resends
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'review', at, document, content, NULL, fix, false FROM extract_reviews
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         UNION ALL SELECT 'rejected', at, document, content, NULL, NULL, false FROM extract_rejections
+                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+                         ORDER BY 2",
+                        &[run, &only],
+                    )
+                    .await?;
+                let mut events = Vec::new();
+                let mut reviews = Vec::new();
+                let mut rejections = Vec::new();
+                for row in rows {
+                    let (kind, at, document): (&str, i64, String) = (row.get(0), row.get(1), row.get(2));
+                    match kind {
+                        "reply" => events.push((
+                            at,
+                            Event::Reply { document, content: row.get(3), batch: row.get(4), reply: row.get(5) },
+                        )),
+                        "failed" => {
+                            events.push((at, Event::Failed { document, content: row.get(3), batch: row.get(4) }))
+                        }
+                        "resent" => events.push((
+                            at,
+                            Event::Resent { document, batch: row.get(4), counted: row.get(6) },
+                        )),
+                        "rejected" => rejections.push((document, row.get(3))),
+                        _ => reviews.push((document, row.get(3), row.get(5))),
+                    }
+                }
+                if only.is_some() {
+                    // One document's records, for a worker that claimed it: batches are the coordinator's.
+                    return Ok((events, reviews, rejections, Vec::new()));
+                }
+                let batches = client
+                    .query(
+                        "SELECT intent, created_at, requests, documents, id FROM extract_batches
+                         WHERE run = $1 AND NOT collected AND NOT abandoned ORDER BY intent",
+                        &[run],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| OpenBatch {
+                        intent: r.get(0),
+                        created_at: r.get(1),
+                        requests: r.get(2),
+                        documents: r.get(3),
+                        id: r.get(4),
+                    })
+                    .collect();
+                Ok((events, reviews, rejections, batches))
+            })
+            .await?;
+        Recorded::from_events(events, reviews, rejections, batches, contents).map_err(|e| {
+            Error::config(format!("journal {}: a recorded reply does not read back: {e}", self.shown))
+        })
+    }
+
+    /// Every document of the run, in id order, with its outcome for its
+    /// current content, if any, and its last failure.
+    pub(crate) async fn documents_with_outcomes(&self) -> Result<Vec<super::stored::Exported>, Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot read its outcomes", |client| async move {
+            let rows = client
+                .query(
+                    "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
+                            (SELECT error FROM extract_failures f
+                             WHERE f.run = d.run AND f.document = d.id AND f.content = d.content
+                             ORDER BY at DESC LIMIT 1)
+                     FROM extract_documents d
+                     LEFT JOIN extract_outcomes o ON o.run = d.run AND o.document = d.id AND o.content = d.content
+                     WHERE d.run = $1
+                     ORDER BY d.id",
+                    &[run],
+                )
+                .await?;
+            let json = |text: Option<String>| text.map(|t| serde_json::from_str(&t).unwrap_or(serde_json::Value::Null));
+            Ok(rows
+                .iter()
+                .map(|row| {
+                    let outcome = json(row.get(1)).map(|packet| {
+                        (packet, row.get::<_, i32>(2) as u32, json(row.get(3)).unwrap_or_default(), row.get::<_, bool>(4))
+                    });
+                    super::stored::Exported {
+                        id: row.get(0),
+                        outcome,
+                        facts: json(row.get(5)).unwrap_or_default(),
+                        failure: row.get(6),
+                    }
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Every review and rejection of the run's documents as they are now, oldest first.
+    pub(crate) async fn reviews(&self) -> Result<Vec<super::stored::StoredReview>, Error> {
+        let run = &self.settings.run;
+        self.retrying("cannot read its reviews", |client| async move {
+            let rows = client
+                .query(
+                    "SELECT r.at, r.document, r.reviewer, r.reviewed_at, r.fix, r.fields_before, r.fields_after,
+                            r.overrode, NULL
+                     FROM extract_reviews r
+                     JOIN extract_documents d ON d.run = r.run AND d.id = r.document AND d.content = r.content
+                     WHERE r.run = $1
+                     UNION ALL
+                     SELECT j.at, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
+                     FROM extract_rejections j
+                     JOIN extract_documents d ON d.run = j.run AND d.id = j.document AND d.content = j.content
+                     WHERE j.run = $1
+                     ORDER BY 1",
+                    &[run],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|r| super::stored::StoredReview {
+                    document: r.get(1),
+                    reviewer: r.get(2),
+                    at: r.get(3),
+                    fix: r.get(4),
+                    before: r.get(5),
+                    after: r.get(6),
+                    overrode: r.get(7),
+                    rejected: r.get(8),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// The masked URL and run, for messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+async fn write_outcome(
+    t: &deadpool_postgres::Transaction<'_>,
+    run: &str,
+    document: &str,
+    outcome: &OutcomeRow,
+) -> Result<(), Failure> {
+    t.execute(
+        "INSERT INTO extract_outcomes (run, document, content, status, packet, attempts, usage, facts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (run, document) DO UPDATE SET content = excluded.content, status = excluded.status,
+             packet = excluded.packet, attempts = excluded.attempts, usage = excluded.usage,
+             facts = excluded.facts, reviewed = false",
+        &[
+            &run,
+            &document,
+            &outcome.content,
+            &outcome.status,
+            &outcome.packet,
+            &(outcome.attempts as i32),
+            &outcome.usage,
+            &outcome.facts,
+        ],
+    )
+    .await?;
+    let state = if outcome.status == "ok" { "valid" } else { "escalated" };
+    t.execute(
+        "UPDATE extract_documents SET state = $3, lease_owner = NULL, lease_until = NULL WHERE run = $1 AND id = $2",
+        &[&run, &document, &state],
+    )
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_masked_in_urls_and_settings() {
+        assert_eq!(mask("postgres://extract:s3cret@db:5432/x"), "postgres://extract:***@db:5432/x");
+        assert_eq!(mask("postgres://extract@db/x"), "postgres://extract@db/x");
+        assert_eq!(
+            mask("postgresql://u:p%40ss@db/x?sslmode=disable"),
+            "postgresql://u:***@db/x?sslmode=disable"
+        );
+        assert_eq!(
+            mask("postgres://db/x?user=u&password=s3cret&x=1"),
+            "postgres://db/x?user=u&password=***&x=1"
+        );
+        assert_eq!(mask("host=db user=u password='a b' dbname=x"), "host=db user=u password=*** dbname=x");
+        assert_eq!(mask("host=db password=s3cret"), "host=db password=***");
+    }
+
+    #[test]
+    fn migrations_are_numbered_in_one_list_and_never_empty() {
+        assert!(!MIGRATIONS.is_empty());
+        assert!(MIGRATIONS.iter().all(|m| !m.trim().is_empty()));
+    }
+}
