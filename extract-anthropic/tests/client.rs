@@ -3,6 +3,8 @@
 //! answers each request with the next scripted step and records every request
 //! it received, headers and body.
 
+// Shared with the facade's tests; each test crate uses part of it.
+#[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
 #[path = "../../tests/support/tracing_capture.rs"]

@@ -5,6 +5,8 @@
 //! request per connection.
 //! Whole extractions run through `extract::Extractor` over a derived type.
 
+// Shared with the facade's tests; each test crate uses part of it.
+#[allow(dead_code)]
 #[path = "../../tests/support/server.rs"]
 mod server;
 #[path = "../../tests/support/tracing_capture.rs"]

@@ -176,24 +176,6 @@ pub(crate) fn path_from(text: &str) -> FieldPath {
     FieldPath::from_segments(segments)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_read_back_as_they_display() {
-        for path in [
-            FieldPath::root(),
-            FieldPath::root().key("total"),
-            FieldPath::root().key("line_items").index(2).key("amount"),
-            FieldPath::root().key("items").key("a b\"c").key("x"),
-            FieldPath::root().index(0).index(3),
-        ] {
-            assert_eq!(path_from(&path.to_string()), path, "{path}");
-        }
-    }
-}
-
 /// One review or rejection read back (JSON texts; `rejected` is a rejection's reason).
 pub(crate) struct StoredReview {
     pub document: String,
@@ -214,4 +196,22 @@ pub(crate) struct Exported {
     /// What the statistics count of its outcome (`Null` without one).
     pub facts: serde_json::Value,
     pub failure: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_back_as_they_display() {
+        for path in [
+            FieldPath::root(),
+            FieldPath::root().key("total"),
+            FieldPath::root().key("line_items").index(2).key("amount"),
+            FieldPath::root().key("items").key("a b\"c").key("x"),
+            FieldPath::root().index(0).index(3),
+        ] {
+            assert_eq!(path_from(&path.to_string()), path, "{path}");
+        }
+    }
 }
