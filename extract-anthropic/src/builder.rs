@@ -33,12 +33,12 @@ pub const DEFAULT_TRANSPORT_RETRIES: u32 = 2;
 /// Models whose documentation says they answer a forced `tool_choice`
 /// (`{"type": "tool"}` or `{"type": "any"}`) with a 400. Requests to them use
 /// `{"type": "auto"}` with a strict tool from the first call.
-pub const MODELS_REFUSING_FORCED_TOOL_USE: &[&str] =
+pub(crate) const MODELS_REFUSING_FORCED_TOOL_USE: &[&str] =
     &["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1"];
 
 /// Whether `model` is documented to refuse a forced `tool_choice`: one of
 /// [`MODELS_REFUSING_FORCED_TOOL_USE`], or a dated or suffixed id of one.
-pub fn refuses_forced_tool_use(model: &str) -> bool {
+pub(crate) fn refuses_forced_tool_use(model: &str) -> bool {
     MODELS_REFUSING_FORCED_TOOL_USE
         .iter()
         .any(|id| model == *id || model.strip_prefix(id).is_some_and(|rest| rest.starts_with(['-', '@'])))

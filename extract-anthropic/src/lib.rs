@@ -18,7 +18,8 @@
 //!   document together are long enough for the API to cache them (a
 //!   shorter prompt would pay the markers' bytes for nothing).
 //! - **Tool choice.** The tool is forced where the model allows it. Models
-//!   documented to refuse forced tool use ([`MODELS_REFUSING_FORCED_TOOL_USE`])
+//!   documented to refuse forced tool use (a list inside the client, kept
+//!   with the provider's catalogue, not public API)
 //!   get `{"type": "auto"}` with the strict tool ([`Tool::strict`](crate::Tool::strict))
 //!   and a system instruction to answer only through it; any other model that
 //!   answers a forced choice with a 400 about it is switched to the same
@@ -62,7 +63,7 @@ mod response;
 pub use batches::{Batches, DEFAULT_POLL_INTERVAL, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, MAX_RESENDS};
 pub use builder::{
     API_VERSION, ClientBuilder, DEFAULT_BASE_URL, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_TIMEOUT,
-    DEFAULT_TRANSPORT_RETRIES, MODELS_REFUSING_FORCED_TOOL_USE, Mode, refuses_forced_tool_use,
+    DEFAULT_TRANSPORT_RETRIES, Mode,
 };
 pub use client::Client;
 pub use extract_drive::http::DEFAULT_BODY_LIMIT;

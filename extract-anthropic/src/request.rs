@@ -252,18 +252,15 @@ mod tests {
     use crate::Correction;
 
     fn prompt() -> Prompt {
-        Prompt {
-            attempt: 1,
-            system: "Extract.".into(),
-            document: "Invoice \"7\"\nTotal: 5 €".into(),
-            tool: Tool {
-                name: "record_note".into(),
-                description: "Record one note.".into(),
-                input_schema: json!({"type": "object", "properties": {}}),
-                strict: false,
-            },
-            correction: None,
-        }
+        let tool = Tool {
+            name: "record_note".into(),
+            description: "Record one note.".into(),
+            input_schema: json!({"type": "object", "properties": {}}),
+            strict: false,
+        };
+        let mut prompt = Prompt::new(tool, "Invoice \"7\"\nTotal: 5 €");
+        prompt.system = "Extract.".into();
+        prompt
     }
 
     #[test]

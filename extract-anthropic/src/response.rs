@@ -19,6 +19,10 @@ use extract_drive::http::transport::{ApiError, body_prefix};
 
 #[derive(Deserialize)]
 struct Message {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
     content: Vec<Block>,
     #[serde(default)]
     stop_reason: Option<String>,
@@ -89,6 +93,7 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
         None => calls.into_iter().next(),
     };
 
+    let response = (message.id, message.model, message.stop_reason.clone());
     let content = match message.stop_reason.as_deref() {
         Some("refusal") => ReplyContent::Refusal { text, details: message.stop_details },
         Some(reason @ ("max_tokens" | "model_context_window_exceeded")) => {
@@ -106,7 +111,7 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
             None => ReplyContent::Text(text),
         },
     };
-    Ok(Reply { content, usage })
+    Ok(Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2))
 }
 
 #[derive(Deserialize)]

@@ -82,13 +82,9 @@ fn tool() -> Tool {
 }
 
 fn prompt(document: &str) -> Prompt {
-    Prompt {
-        attempt: 1,
-        system: "You extract data. Answer only through the tool.".into(),
-        document: document.into(),
-        tool: tool(),
-        correction: None,
-    }
+    let mut prompt = Prompt::new(tool(), document);
+    prompt.system = "You extract data. Answer only through the tool.".into();
+    prompt
 }
 
 /// A client of the local server, sending `document` blocks as to Anthropic's
@@ -159,7 +155,10 @@ async fn request_headers_and_body_field_by_field() {
             cache_read_tokens: 78,
             cache_write_tokens: 56,
         })
+        // What the response said of itself: its id, the model, why it stopped.
+        .with_response(Some("msg_01".into()), Some(DEFAULT_MODEL.into()), Some("tool_use".into()))
     );
+    assert_eq!(client.name(), "claude-haiku-5-5", "the model requests name");
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
@@ -948,7 +947,9 @@ fn pdf_fixture() -> Vec<u8> {
 }
 
 fn document_prompt(document: Document) -> Prompt {
-    Prompt { document, ..prompt("") }
+    let mut prompt = prompt("");
+    prompt.document = document;
+    prompt
 }
 
 #[tokio::test]

@@ -35,11 +35,25 @@ pub trait Model: Send + Sync {
     /// whole with [`Error::other`](crate::Error::other)); a bad answer is
     /// still a `Reply`.
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a>;
+
+    /// The model's name, for outcomes, prices, pacing and telemetry: the
+    /// model id a backend sends (`claude-sonnet-5-5`). By default the
+    /// backend type's name.
+    fn name(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
 }
+
+// A `Model` behind a pointer is the model itself: every method forwards, so
+// a wrapper never hides a backend's own answer (its name, say).
 
 impl<M: Model + ?Sized> Model for Box<M> {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         (**self).call(prompt)
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
     }
 }
 
@@ -47,10 +61,58 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         (**self).call(prompt)
     }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         (**self).call(prompt)
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Scripted;
+
+    /// A backend that names itself and answers nothing.
+    struct Named;
+
+    impl Model for Named {
+        fn call<'a>(&'a self, _prompt: &'a Prompt) -> ModelFuture<'a> {
+            Box::pin(async { Err(Error::config("no answer")) })
+        }
+
+        fn name(&self) -> &str {
+            "named-1"
+        }
+    }
+
+    /// A backend that keeps the default name.
+    struct Plain;
+
+    impl Model for Plain {
+        fn call<'a>(&'a self, _prompt: &'a Prompt) -> ModelFuture<'a> {
+            Box::pin(async { Err(Error::config("no answer")) })
+        }
+    }
+
+    #[test]
+    fn every_pointer_to_a_model_forwards_its_name() {
+        let boxed: Box<dyn Model> = Box::new(Named);
+        let shared: Arc<dyn Model> = Arc::new(Named);
+        assert_eq!(boxed.name(), "named-1");
+        assert_eq!(shared.name(), "named-1");
+        assert_eq!((&Named).name(), "named-1");
+        assert_eq!(Box::new(Arc::new(Named)).name(), "named-1");
+        assert_eq!(Scripted::new(Vec::<Reply>::new()).name(), "scripted");
+        assert!(Plain.name().ends_with("Plain"), "the default is the type's name: {}", Plain.name());
     }
 }

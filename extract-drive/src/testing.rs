@@ -124,6 +124,10 @@ impl Model for Scripted {
         };
         Box::pin(std::future::ready(result))
     }
+
+    fn name(&self) -> &str {
+        "scripted"
+    }
 }
 
 #[cfg(test)]

@@ -216,6 +216,10 @@ impl Model for Client {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         Box::pin(self.send(prompt))
     }
+
+    fn name(&self) -> &str {
+        &self.model
+    }
 }
 
 #[cfg(test)]

@@ -278,13 +278,9 @@ mod tests {
     }
 
     fn prompt() -> Prompt {
-        Prompt {
-            attempt: 1,
-            system: "Extract.".into(),
-            document: "Note \"7\"\nTotal: 5 €".into(),
-            tool: tool(),
-            correction: None,
-        }
+        let mut prompt = Prompt::new(tool(), "Note \"7\"\nTotal: 5 €");
+        prompt.system = "Extract.".into();
+        prompt
     }
 
     #[test]

@@ -25,6 +25,10 @@ use extract_drive::http::transport::{ApiError, body_prefix};
 #[derive(Deserialize)]
 struct Completion {
     #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
     choices: Option<Vec<Choice>>,
     #[serde(default)]
     usage: Option<WireUsage>,
@@ -144,6 +148,7 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
             body_prefix(body)
         )));
     };
+    let response = (completion.id, completion.model, choice.finish_reason.clone());
     let message = choice.message.unwrap_or_default();
     let text = content_text(message.content);
     let mut calls: Vec<(String, Input)> = message
@@ -178,7 +183,7 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
             (None, Mode::Tool) => ReplyContent::Text(text),
         },
     };
-    Ok(Reply { content, usage })
+    Ok(Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2))
 }
 
 /// The error in an error response body. Never fails: a body that is not an

@@ -213,6 +213,11 @@ async fn a_forced_call_is_answered_and_the_request_is_chat_completions_field_by_
     // prompt_tokens counts the cached ones: they are split out.
     assert_eq!(reply.usage, Usage::new(232, 80).with_cache(768, 0));
     assert_eq!(reply.usage.total(), 1080);
+    // What the response said of itself, and the model the client names.
+    assert_eq!(reply.id.as_deref(), Some("chatcmpl-01"));
+    assert_eq!(reply.model.as_deref(), Some("gpt-test"));
+    assert_eq!(reply.stop_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(client.name(), "gpt-test");
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);

@@ -38,6 +38,7 @@ use crate::{Content, Document, Tool, Violations};
 /// assert!(prompt.to_string().ends_with("### DOCUMENT\n```\nTotal: 12.50\n```"));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Prompt {
     /// 1-based attempt number.
     pub attempt: u32,

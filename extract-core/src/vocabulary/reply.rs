@@ -4,13 +4,27 @@ use serde::{Deserialize, Serialize};
 
 use crate::Usage;
 
-/// What a model answered, with the tokens it spent.
+/// What a model answered, with the tokens it spent and, where the backend
+/// gives them, the response's id, the model that answered and why it
+/// stopped. Built with [`Reply::new`] and its shorthands (it is
+/// `#[non_exhaustive]`: fields are added as backends report more).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Reply {
     /// The answer.
     pub content: ReplyContent,
     /// Tokens spent by this call.
     pub usage: Usage,
+    /// The response's id (`msg_...`, `chatcmpl-...`), when the API sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The model that answered, as the API named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why the model stopped, as the API said it (`tool_use`, `end_turn`,
+    /// `max_tokens`, `stop`, `tool_calls`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
 }
 
 /// The kinds of answer real models give.
@@ -83,7 +97,7 @@ pub enum Truncation {
 impl Reply {
     /// A reply with `content` and zero usage.
     pub fn new(content: ReplyContent) -> Reply {
-        Reply { content, usage: Usage::default() }
+        Reply { content, usage: Usage::default(), id: None, model: None, stop_reason: None }
     }
 
     /// A call of the requested tool with `input`.
@@ -124,6 +138,15 @@ impl Reply {
     /// The same reply with `usage`.
     pub fn with_usage(mut self, usage: Usage) -> Reply {
         self.usage = usage;
+        self
+    }
+
+    /// The same reply with what the response said of itself: its id, the
+    /// model that answered, and why it stopped (each where the API sent it).
+    pub fn with_response(mut self, id: Option<String>, model: Option<String>, stop_reason: Option<String>) -> Reply {
+        self.id = id;
+        self.model = model;
+        self.stop_reason = stop_reason;
         self
     }
 }

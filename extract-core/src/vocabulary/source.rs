@@ -15,6 +15,7 @@ use super::FieldPath;
 /// `&text[span]` is the quoted passage as the document writes it. It is
 /// `None` when the quote could not be verified: a PDF without a text layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Source {
     /// The path of the `Sourced` value, in JSON names.
     pub path: FieldPath,
@@ -25,6 +26,12 @@ pub struct Source {
 }
 
 impl Source {
+    /// The provenance of the value at `path`: its `quote`, found at `span`
+    /// of the document's text (`None`: unverified).
+    pub fn new(path: FieldPath, quote: impl Into<String>, span: Option<Range<usize>>) -> Source {
+        Source { path, quote: quote.into(), span }
+    }
+
     /// Whether the quote was found in the document's text.
     pub fn verified(&self) -> bool {
         self.span.is_some()
