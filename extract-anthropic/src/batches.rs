@@ -170,6 +170,30 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
+        self.run_all(documents).await
+    }
+
+    /// [`run`](Batches::run), blocking, on a runtime of its own: for
+    /// programs without an async runtime. `Err` (configuration) when called
+    /// inside one, where `.run(..).await` is the call.
+    pub fn run_blocking<T>(
+        &self,
+        documents: impl IntoIterator<Item = Document>,
+    ) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        extract_drive::blocking::block_on(
+            "a blocking batches run",
+            ".run(..).await",
+            self.run_all(documents),
+        )?
+    }
+
+    async fn run_all<T>(&self, documents: impl IntoIterator<Item = Document>) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
         let begun =
             begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
         let Begun { documents, contents, journal, mut recorded } = begun;

@@ -149,14 +149,15 @@ async fn request_headers_and_body_field_by_field() {
 
     assert_eq!(
         reply,
-        Reply::named_tool_call("record_invoice", json!({"total": 500.0})).with_usage(Usage {
-            input_tokens: 12,
-            output_tokens: 34,
-            cache_read_tokens: 78,
-            cache_write_tokens: 56,
-        })
-        // What the response said of itself: its id, the model, why it stopped.
-        .with_response(Some("msg_01".into()), Some(DEFAULT_MODEL.into()), Some("tool_use".into()))
+        Reply::named_tool_call("record_invoice", json!({"total": 500.0}))
+            .with_usage(Usage {
+                input_tokens: 12,
+                output_tokens: 34,
+                cache_read_tokens: 78,
+                cache_write_tokens: 56,
+            })
+            // What the response said of itself: its id, the model, why it stopped.
+            .with_response(Some("msg_01".into()), Some(DEFAULT_MODEL.into()), Some("tool_use".into()))
     );
     assert_eq!(client.name(), "claude-haiku-5-5", "the model requests name");
     let requests = server.requests();

@@ -114,6 +114,39 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
+        self.run_all(documents).await
+    }
+
+    /// [`run`](Bulk::run), blocking, on a runtime of its own: for programs
+    /// without an async runtime. `Err` (configuration) when called inside
+    /// one, where `.run(..).await` is the call.
+    ///
+    /// ```
+    /// use extract::{Bulk, Document, Extractable, Extractor, testing::Scripted};
+    /// use serde_json::json;
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Extractable)]
+    /// struct Total { total: f64 }
+    ///
+    /// let model = Scripted::new([json!({"total": 1.0})]);
+    /// let report = Bulk::new(Extractor::new(model)).run_blocking::<Total>([Document::text("Total 1")])?;
+    /// assert_eq!(report.stats.valid(), 1);
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn run_blocking<T>(
+        &self,
+        documents: impl IntoIterator<Item = Document>,
+    ) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        crate::blocking::block_on("a blocking bulk run", ".run(..).await", self.run_all(documents))?
+    }
+
+    async fn run_all<T>(&self, documents: impl IntoIterator<Item = Document>) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
         let begun =
             begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
         let Begun { documents, contents, journal, mut recorded } = begun;

@@ -325,17 +325,7 @@ impl<M: Model> Extractor<M> {
 }
 
 fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        return Err(Error::config(
-            "a blocking extraction was called inside a tokio runtime, where it would block the \
-             runtime's thread; use `.extract(..).await` there",
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("cannot start a tokio runtime for a blocking extraction", e))?;
-    Ok(runtime.block_on(future))
+    crate::blocking::block_on("a blocking extraction", ".extract(..).await", future)
 }
 
 /// Compile-time proof that extraction futures are `Send` for every model and

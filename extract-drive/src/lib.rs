@@ -13,6 +13,7 @@
 #[allow(unused_imports)]
 use extract_core::*;
 
+pub mod blocking;
 pub mod bulk;
 mod error;
 mod extractor;

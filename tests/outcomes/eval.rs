@@ -405,3 +405,29 @@ async fn a_case_that_does_not_fit_is_refused_before_any_call() {
     assert!(error.contains("case r-7") && error.contains("`date` is missing"), "{error}");
     assert_eq!(model.calls(), 0);
 }
+
+#[test]
+fn the_blocking_twin_scores_as_the_async_run_does_and_refuses_a_runtime() {
+    let truth = json!({"vendor": "Acme", "total": 12.5, "date": "2026-03-01"});
+    let reply = json!({"vendor": "Acme", "total": 12.0, "date": "2026-03-01"});
+    let evaluation = Evaluation::new(Extractor::new(Scripted::new([reply])));
+    let card = evaluation
+        .run_blocking::<Receipt>(vec![Case::new(Document::text("receipt"), truth.clone())])
+        .unwrap();
+    assert_eq!(card.documents_verdict(), Verdict::WrongAccepted, "12.0 is not 12.5: {card}");
+
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let inside = runtime.block_on(async {
+        Evaluation::new(Extractor::new(Scripted::new([json!({})])))
+            .run_blocking::<Receipt>(vec![Case::new(Document::text("receipt"), truth)])
+    });
+    match inside {
+        Err(extract::Error::Config(message)) => {
+            assert!(
+                message.contains("a blocking evaluation") && message.contains(".run(..).await"),
+                "{message}"
+            )
+        }
+        other => panic!("a blocking call inside a runtime must be refused: {other:?}"),
+    }
+}

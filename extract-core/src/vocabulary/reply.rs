@@ -143,7 +143,12 @@ impl Reply {
 
     /// The same reply with what the response said of itself: its id, the
     /// model that answered, and why it stopped (each where the API sent it).
-    pub fn with_response(mut self, id: Option<String>, model: Option<String>, stop_reason: Option<String>) -> Reply {
+    pub fn with_response(
+        mut self,
+        id: Option<String>,
+        model: Option<String>,
+        stop_reason: Option<String>,
+    ) -> Reply {
         self.id = id;
         self.model = model;
         self.stop_reason = stop_reason;

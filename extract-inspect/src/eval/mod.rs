@@ -167,6 +167,27 @@ impl<M: Model> Evaluation<M> {
     where
         T: Extractable + Serialize + Send + 'static,
     {
+        self.run_all::<T>(cases).await
+    }
+
+    /// [`run`](Evaluation::run), blocking, on a runtime of its own: for
+    /// programs without an async runtime. `Err` (configuration) when called
+    /// inside one, where `.run(..).await` is the call.
+    pub fn run_blocking<T>(&self, cases: Vec<Case>) -> Result<Scorecard, Error>
+    where
+        T: Extractable + Serialize + Send + 'static,
+    {
+        extract_drive::blocking::block_on(
+            "a blocking evaluation",
+            ".run(..).await",
+            self.run_all::<T>(cases),
+        )?
+    }
+
+    async fn run_all<T>(&self, cases: Vec<Case>) -> Result<Scorecard, Error>
+    where
+        T: Extractable + Serialize + Send + 'static,
+    {
         let schema = T::tool().input_schema;
         check_cases(&cases, &schema, std::any::type_name::<T>())?;
         let fields = plan::fields(&schema, &self.matches);
