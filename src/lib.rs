@@ -127,13 +127,13 @@ pub mod run {
 }
 
 /// A run's memory, read back: its summary, reviews and decisions.
-/// [`Journal`](crate::Journal) itself is at the root.
+/// [`Journal`] itself is at the root.
 pub mod journal {
     pub use extract_drive::journal::{JournalSummary, Review, ReviewDecision};
 }
 
-/// Many documents through one extractor: [`Bulk`](crate::Bulk) and
-/// [`BulkReport`](crate::BulkReport) are at the root; its progress is here.
+/// Many documents through one extractor: [`Bulk`] and
+/// [`BulkReport`] are at the root; its progress is here.
 pub mod bulk {
     pub use extract_drive::bulk::Progress;
 }

@@ -1,6 +1,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-//! The Claude backend: [`Client`] implements [`Model`](crate::Model) over the
+//! The Claude backend: [`Client`] implements [`Model`] over the
 //! Anthropic Messages API (`POST /v1/messages`, `anthropic-version: 2026-10-21`).
 //!
 //! Behind the `anthropic` cargo feature (on by default in the `extract`
@@ -30,7 +30,7 @@
 //!   [`DEFAULT_TRANSPORT_RETRIES`] times, waiting `retry-after-ms` or
 //!   `retry-after` (up to 60 s), else 0.5 s doubling to 8 s with jitter. A 429
 //!   for an exhausted spend limit, and 400/401/403/404/413, come back at once
-//!   as [`Error::Api`](crate::Error::Api) with the API's type, message and request id.
+//!   as [`Error::Api`] with the API's type, message and request id.
 //! - **JSON outputs.** With [`Mode::JsonSchema`] the request carries
 //!   `output_config.format` (the tool's strict schema) instead of a tool,
 //!   and the reply's text is the input.

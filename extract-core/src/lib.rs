@@ -10,7 +10,7 @@
 //!
 //! - [`vocabulary`]: violations and paths, replies, usage, text helpers;
 //! - [`schema`]: what the model is shown (the tool, its strict copy, type descriptions);
-//! - [`validate`]: the syntax, structure and semantic layers, `Sourced`, `Extractable`;
+//! - [`validate`](mod@validate): the syntax, structure and semantic layers, `Sourced`, `Extractable`;
 //! - [`run`]: the sans-IO retry policy and everything it produces.
 
 pub mod run;

@@ -636,7 +636,7 @@ impl<M: Model + 'static> Bulk<M> {
     }
 
     /// Records a reviewer's `fix` (a JSON merge patch) of the escalated
-    /// `document`, after holding it to all three layers ([`review`](crate::review)):
+    /// `document`, after holding it to all three layers ([`review`](fn@crate::review)):
     /// the inner `Err` is the fix's violations, and then nothing is recorded.
     /// A later [`run`](Bulk::run) on the journal counts the document valid
     /// and reviewed. One short transaction, without the run's lock: it can

@@ -1,6 +1,6 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-//! What drives a [`Run`](extract_core::Run) against a model. Use it through
+//! What drives a [`Run`] against a model. Use it through
 //! the facade crate `extractable` (library `extract`).
 //!
 //! The [`Model`] trait a backend implements, the async and blocking

@@ -2,7 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 //! Reading a finished run of `extract` (use it through the facade crate
 //! `extractable`, library `extract`): what people look at once outcomes exist. The
-//! HTML [`Report`] over [`Stats`](extract_core::Stats) and escalations, the
+//! HTML [`Report`] over [`Stats`] and escalations, the
 //! evaluation against labelled documents ([`eval`]) and the review desk
 //! (`desk`, feature `desk`). They read outcomes (and journals) and nothing
 //! below reaches them, so the policy in `run` stays free of pages, and the

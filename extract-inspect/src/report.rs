@@ -49,9 +49,9 @@ const NAME_CHARS: usize = 160;
 /// for documents that were valid. [`Stats`]' `Display` shows the same
 /// figures as text.
 ///
-/// Each table shows its first [`TABLE_ROWS`] rows (fingerprints most
+/// Each table shows its first 100 rows (`TABLE_ROWS`) (fingerprints most
 /// frequent first, escalations and quotes in the order given) and says how
-/// many more there are; an escalation's row shows its first [`ROW_ITEMS`]
+/// many more there are; an escalation's row shows its first 12 (`ROW_ITEMS`)
 /// failing fields and quotes, so the page stays small however many keys a
 /// model invents. The packets and [`Stats`] hold everything.
 ///

@@ -1,11 +1,11 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-//! The OpenAI-compatible backend: [`Client`] implements [`Model`](crate::Model)
+//! The OpenAI-compatible backend: [`Client`] implements [`Model`]
 //! over the Chat Completions API (`POST {base}/chat/completions`), which
 //! OpenAI, Azure OpenAI, vLLM, Ollama and llama.cpp's server speak.
 //!
-//! Behind the `openai` cargo feature (off by default). How a [`Prompt`](crate::Prompt)
-//! maps to a request, and a reply back to a [`Reply`](crate::Reply):
+//! Behind the `openai` cargo feature (off by default). How a [`Prompt`]
+//! maps to a request, and a reply back to a [`Reply`]:
 //!
 //! - **Messages.** The system block is a `system` message. One `user`
 //!   message follows, made of text parts: the document as its own part,
@@ -55,7 +55,7 @@
 //!   times, waiting `retry-after-ms` or `retry-after` (up to 60 s), else a
 //!   backoff; `x-should-retry` obeyed; a 429 for an exhausted quota
 //!   (`insufficient_quota`) and other 4xx come back at once as
-//!   [`Error::Api`](crate::Error::Api) with the API's type, message and
+//!   [`Error::Api`] with the API's type, message and
 //!   `x-request-id` (401, 403 and 404 with a hint saying what to check).
 //!   A body past [`DEFAULT_BODY_LIMIT`] is an error naming the limit.
 //! - **Secrecy.** The key travels only as `Authorization: Bearer ...`, a

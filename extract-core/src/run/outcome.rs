@@ -120,8 +120,8 @@ impl<T: Serialize> Serialize for Outcome<T> {
 /// Only a [`Run`](crate::Run) builds one, from the `Ok` of the validator it
 /// was given: its fields are private and it has no public constructor. What
 /// that proves depends on the validator. For a derived type
-/// ([`Extractor::extract`](crate::Extractor::extract), [`Run::for_type`](crate::Run::for_type))
-/// it is [`validate::<T>`](crate::validate): the reply was a call of the tool,
+/// (`Extractor::extract`, [`Run::for_type`](crate::Run::for_type))
+/// it is [`validate::<T>`](fn@crate::validate): the reply was a call of the tool,
 /// the input matched `T`'s schema, and every `#[check]` and `Sourced` quote
 /// held. For a caller's own validator (`extract_with`, [`Run::new`](crate::Run::new)) it
 /// proves only that this validator returned `Ok` for the reply's input; a
@@ -134,7 +134,7 @@ pub struct Validated<T> {
     corrections: Vec<FailedAttempt>,
     /// `None` when the validator knows of no `Sourced` values.
     sources: Option<Vec<Source>>,
-    /// Whether a human's fix made it valid ([`review`](crate::review)).
+    /// Whether a human's fix made it valid ([`review`](fn@crate::review)).
     reviewed: bool,
 }
 
@@ -156,7 +156,7 @@ impl<T> Validated<T> {
         self
     }
 
-    /// Whether a human's fix made it valid, through [`review`](crate::review)
+    /// Whether a human's fix made it valid, through [`review`](fn@crate::review)
     /// (held to the same three layers as a model's answer).
     pub fn reviewed(&self) -> bool {
         self.reviewed

@@ -392,7 +392,7 @@ impl<T> Run<T> {
 }
 
 impl<T: Extractable + 'static> Run<T> {
-    /// A run for the derived type `T`: its tool, and [`validate::<T>`](crate::validate)
+    /// A run for the derived type `T`: its tool, and [`validate::<T>`](fn@crate::validate)
     /// (syntax, structure and semantic layers) as the validator.
     ///
     /// `Sourced` quotes are checked against the document's text (a PDF's

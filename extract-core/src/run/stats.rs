@@ -255,7 +255,7 @@ impl Stats {
         &self.usage_by_attempt
     }
 
-    /// Valid outcomes a human's fix made valid ([`review`](crate::review)).
+    /// Valid outcomes a human's fix made valid ([`review`](fn@crate::review)).
     pub fn reviewed(&self) -> u64 {
         self.reviewed
     }

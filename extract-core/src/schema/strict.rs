@@ -205,7 +205,7 @@ fn is_union(schema: &Value) -> bool {
 /// schema that held it, as the strict copy does.
 ///
 /// For a server that may decode under the schema's grammar (llama.cpp,
-/// vLLM): there a bound a check stated ([`super::derived`]) would be
+/// vLLM): there a bound a check stated (in `derived.rs`) would be
 /// enforced while the model writes, so a value of the document outside it
 /// could not be written at all and an in-range one would be invented in its
 /// place, where the check exists to catch it. In words, the model still

@@ -90,7 +90,7 @@ pub fn tool_input<'r>(reply: &'r Reply, tool_name: &str) -> Result<Cow<'r, Value
 }
 
 /// The syntax rule every tool input obeys, also applied by
-/// [`validate`](crate::validate) to outputs given to it directly: the input is
+/// [`validate`](fn@crate::validate) to outputs given to it directly: the input is
 /// a JSON object.
 pub(crate) fn require_object(input: &Value) -> Result<(), Violations> {
     if input.is_object() {

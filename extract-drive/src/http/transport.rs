@@ -1,7 +1,7 @@
 //! One HTTP exchange with a model API and its transport retries, shared by
 //! every backend: the endpoint (with any credentials in its URL masked for
 //! messages), the headers (secret ones never shown), the retry loop of
-//! [`retry`](super::retry), and a cap on the response body.
+//! [`retry`], and a cap on the response body.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The journal: a run's durable memory, in a real database. [`Journal`]
 //! describes one (no I/O until a run opens it); [`Store`] is a journal a
 //! run has open, with an async interface whose SQLite work runs off the
-//! async threads; the SQL is all in [`sqlite`].
+//! async threads; the SQL is all in `sqlite.rs` and `postgres.rs`.
 //!
 //! What a journal holds for a run: its header (tool, schema digest, format
 //! version), its documents (id, content digest, state), every reply (with
@@ -257,7 +257,7 @@ impl Journal {
 /// A run read back from its journal alone, after the run (or while it goes
 /// on): the statistics over every outcome recorded for the documents' current
 /// content, and every escalation with its document id, for a
-/// [`Report`](crate::Report) or a look at what failed.
+/// report (`extract::report::Report`) or a look at what failed.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct JournalSummary {

@@ -4,7 +4,7 @@
 //! quotes highlighted, the fields a reviewer can trust and those that
 //! failed, and a form whose inputs follow the schema. A fix is a merge patch
 //! over the last output held to all three layers exactly as
-//! [`review`](crate::review) does; a passing one is recorded in the journal
+//! [`review`](fn@crate::review) does; a passing one is recorded in the journal
 //! (who, when, the fields before and after) and counts as a reviewed
 //! outcome. A reviewer can also reject a document whose source is unusable.
 //!
