@@ -7,4 +7,6 @@ mod support;
 
 mod architecture;
 mod corpus;
+mod crates;
 mod readme;
+mod surface;
