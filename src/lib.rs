@@ -126,7 +126,9 @@ pub mod run {
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }
 
-/// A run's memory, read back: its summary, reviews and decisions.
+/// A run's memory, read back: its summary, reviews and decisions, and
+/// what can be wrong with a journal ([`JournalProblem`](journal::JournalProblem),
+/// in an [`Error::Journal`]).
 /// [`Journal`](crate::Journal) itself is at the root.
 pub mod journal {
     pub use extract_drive::journal::{JournalProblem, JournalSummary, Review, ReviewDecision};

@@ -83,10 +83,13 @@ pub enum Error {
 }
 
 // Display and `std::error::Error` are written by hand, not derived with
-// `thiserror`: its derive always implements `std::error::Error` too, and its
-// `source()` can only return a field itself, while an `Interrupted` failure's
-// source is the cause of the failure it wraps (the wrapped failure is
-// already in its message; a chain holding it twice would say it twice).
+// `thiserror`: its derive always implements both, and its `source()` can
+// only return a field itself. Here that is not the cause: an `Interrupted`
+// failure's source is the cause of the failure it wraps (which is already
+// in its message; a chain holding it would say it twice), and `Io` and
+// `Other` keep their causes in an `Arc` (the error is `Clone`), which would
+// be the source instead of the `io::Error` or the backend's error, so
+// `downcast_ref` to them would fail.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
