@@ -103,7 +103,7 @@ edition = "2024"
 publish = false
 
 [workspace.dependencies]
-extract = { path = "$root" }
+extract = { package = "extractable", path = "$root" }
 serde = { version = "1", features = ["derive"] }
 schemars = { version = "1", features = ["preserve_order"] }
 serde_json = "1"

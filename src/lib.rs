@@ -103,7 +103,7 @@ pub use extract_core::{
     Retries, Source, Sourced, Stats, Tool, Usage, Validated, Violation, Violations, leaf,
 };
 pub use extract_derive::Extractable;
-pub use extract_drive::{Bulk, BulkReport, Error, Extractor, Journal};
+pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
 
 /// What a model backend needs: the [`Model`](model::Model) trait, the
 /// [`Prompt`](model::Prompt) it is sent (its blocks), and the
@@ -126,10 +126,11 @@ pub mod run {
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }
 
-/// A run's memory, read back: its summary, reviews and decisions.
-/// [`Journal`] itself is at the root.
+/// A run's memory, read back: its summary, reviews and decisions, and
+/// what can be wrong with a journal ([`JournalProblem`](journal::JournalProblem),
+/// in an [`Error::Journal`]). [`Journal`] itself is at the root.
 pub mod journal {
-    pub use extract_drive::journal::{JournalSummary, Review, ReviewDecision};
+    pub use extract_drive::journal::{JournalProblem, JournalSummary, Review, ReviewDecision};
 }
 
 /// Many documents through one extractor: [`Bulk`] and

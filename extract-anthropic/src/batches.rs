@@ -28,7 +28,7 @@ use crate::{
 };
 use extract_drive::bulk::{Begun, ProgressCallback, Tally, begin_run, with_review};
 use extract_drive::http::transport::{Failure, Repeat};
-use extract_drive::journal::{Intent, Recorded, Store};
+use extract_drive::journal::{Intent, JournalProblem, Recorded, Store};
 
 /// The most requests the API takes in one message batch.
 pub const MAX_BATCH_REQUESTS: usize = 100_000;
@@ -348,9 +348,20 @@ impl Batches {
                 Error::from(failure)
             ),
         };
+        // The failure keeps its kind; the batch's fate joins its message.
         match error {
             Error::Io { context, source } => Error::Io { context: format!("{context}; {said}"), source },
-            other => Error::config(format!("{other}; {said}")),
+            Error::Config(message) => Error::Config(format!("{message}; {said}")),
+            Error::Transport(message) => Error::Transport(format!("{message}; {said}")),
+            Error::WorkerPanicked(message) => Error::WorkerPanicked(format!("{message}; {said}")),
+            Error::Journal { journal, problem: JournalProblem::Unreadable(what) } => {
+                Error::Journal { journal, problem: JournalProblem::Unreadable(format!("{what}; {said}")) }
+            }
+            // A failure whose message is not its own text cannot take it: it is logged.
+            other => {
+                tracing::error!(target: "extract", error = %other, "{said}");
+                other
+            }
         }
     }
 
@@ -405,21 +416,15 @@ impl Batches {
             }
             return Ok(batch.clone());
         }
-        let first: Vec<&str> = intent.documents.iter().take(3).map(|(id, _)| id.as_str()).collect();
-        let which = if found.is_empty() {
-            "the API lists no batch of that size created then".to_string()
-        } else {
-            format!("the API lists {} that could be it: {}", found.len(), found.join(", "))
-        };
-        Err(Error::config(format!(
-            "journal {shown}: an earlier run was creating a message batch of {} requests (documents {}{}) at {when} \
-             and stopped before the API's answer was recorded; {which}. A batch may exist all the same and \
-             be billed: look in the Console for batches created around {when}, cancel any you do not want, \
-             then call Batches::forget_unconfirmed (its documents are sent again by the next run)",
-            intent.requests,
-            first.join(", "),
-            if intent.documents.len() > 3 { ", ..." } else { "" },
-        )))
+        Err(Error::Journal {
+            journal: shown,
+            problem: JournalProblem::UnconfirmedBatch {
+                created_at: when,
+                requests: intent.requests,
+                documents: intent.documents.iter().map(|(id, _)| id.clone()).collect(),
+                candidates: found,
+            },
+        })
     }
 
     /// Forgets the batches an earlier run was creating when it stopped

@@ -201,7 +201,7 @@ impl<M: Model + 'static> Bulk<M> {
         }
         let mut finished = Vec::with_capacity(total);
         while let Some(joined) = workers.join_next().await {
-            let joined = joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")));
+            let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
             match joined.and_then(|worker| worker) {
                 Ok(done) => finished.extend(done),
                 Err(error) => {
@@ -331,7 +331,7 @@ impl<M: Model + 'static> Bulk<M> {
         }
         let mut finished: BTreeMap<String, (usize, Result<Outcome<T>, Error>)> = BTreeMap::new();
         while let Some(joined) = workers.join_next().await {
-            let joined = joined.map_err(|e| Error::config(format!("a bulk worker failed: {e}")));
+            let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
             match joined.and_then(|worker| worker) {
                 Ok(done) => {
                     finished.extend(done.into_iter().map(|(index, id, result)| (id, (index, result))))
@@ -361,11 +361,10 @@ impl<M: Model + 'static> Bulk<M> {
                     let review = recorded.reviews.remove(&row.id);
                     match replay::<T>(&self.extractor, document.clone(), replies) {
                         Some(outcome) => with_review(Ok(outcome), review, text.as_deref()),
-                        None => Err(Error::config(format!(
-                            "journal {}: document {} has an outcome, but its recorded replies do not lead to one",
-                            db.shown(),
+                        None => Err(db.refused(crate::journal::JournalProblem::Unreadable(format!(
+                            "document {} has an outcome, but its recorded replies do not lead to one",
                             crate::quote_prefix(&row.id)
-                        ))),
+                        )))),
                     }
                 }
                 (None, Some(failure)) => Err(Error::transport(failure)),

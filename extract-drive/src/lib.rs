@@ -26,7 +26,7 @@ pub mod run_pause;
 pub mod testing;
 
 pub use bulk::{Bulk, BulkReport, Progress};
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use extractor::Extractor;
 pub use journal::{Journal, JournalSummary, Review, ReviewDecision};
 pub use model::{Model, ModelFuture};

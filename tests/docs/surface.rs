@@ -71,4 +71,6 @@ fn the_root_holds_at_most_thirty_items_a_program_writes() {
     let _: Option<journal::ReviewDecision> = None;
     let _: Option<bulk::Progress> = None;
     let _: Option<report::Report<'_>> = None;
+    let _: Option<ErrorKind> = None;
+    let _: Option<journal::JournalProblem> = None;
 }

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use extract::journal::JournalProblem;
 use extract::model::{Model, ModelFuture, Prompt, Reply};
-use extract::{Bulk, Document, Error, Extractable, Extractor, Retries};
+use extract::{Bulk, Document, Error, ErrorKind, Extractable, Extractor, Retries};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -197,6 +198,11 @@ async fn a_journal_for_another_type_is_refused_naming_both_and_left_as_it_was() 
         said.contains("was written for the tool `invoice`") && said.contains("not for `other`"),
         "{said}"
     );
+    assert!(
+        matches!(&err, Error::Journal { problem: JournalProblem::OtherTool { tool, expected_tool, .. }, .. }
+            if tool == "invoice" && expected_tool == "other"),
+        "{err:?}"
+    );
     assert_eq!(model.calls.load(Ordering::SeqCst), 0);
     assert_eq!(std::fs::read(&path).unwrap(), before, "the journal is left byte for byte as it was");
 
@@ -231,6 +237,8 @@ async fn a_journal_takes_one_run_at_a_time() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("is in use by another run"), "{err}");
+    assert!(matches!(&err, Error::Journal { problem: JournalProblem::InUse, .. }), "{err:?}");
+    assert_eq!((err.kind(), err.is_retryable()), (ErrorKind::Journal, false));
     assert_eq!(second.calls.load(Ordering::SeqCst), 0, "the refused run sent nothing");
     assert_eq!(first.await.unwrap().unwrap().outcomes.len(), 20, "the first run is not disturbed");
     let after = Bulk::new(Extractor::new(second.clone())).journal(&path).unwrap();

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use extract::journal::JournalProblem;
 use extract::model::{Model, ModelFuture, Prompt, Reply};
 use extract::{Bulk, Document, Error, Extractor, Journal, Retries};
 use serde_json::{Value, json};
@@ -161,6 +162,12 @@ async fn a_journal_of_a_newer_format_is_refused_naming_both_formats() {
     let before = std::fs::read(&path).unwrap();
     let said = refused(&path).await;
     assert!(said.contains("is of format 7, newer than this version of extract reads (format 2)"), "{said}");
+    let err = Journal::sqlite(&path).summary().unwrap_err();
+    assert!(
+        matches!(&err, Error::Journal { problem: JournalProblem::NewerFormat { found: 7, supported: 2 }, journal }
+            if *journal == path.display().to_string()),
+        "{err:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 

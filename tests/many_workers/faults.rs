@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use extract::journal::JournalProblem;
 use extract::model::{Model, ModelFuture, Prompt, Reply};
-use extract::{Bulk, Document, Error, Extractable, Extractor, Journal, Retries};
+use extract::{Bulk, Document, Error, ErrorKind, Extractable, Extractor, Journal, Retries};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -109,8 +110,14 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
     let calls = model.calls.load(Ordering::SeqCst);
     let other = Bulk::new(Extractor::new(model.clone())).journal(Journal::postgres(&url, "march")).unwrap();
     let error = other.run::<Receipt>([Document::text("total 3").with_id("r")]).await.unwrap_err();
-    assert!(error.to_string().contains("started for the tool `invoice`"), "{error}");
+    assert!(error.to_string().contains("was written for the tool `invoice`"), "{error}");
     assert!(error.to_string().contains("not for `receipt`"), "{error}");
+    assert!(
+        matches!(&error, Error::Journal { problem: JournalProblem::OtherTool { tool, expected_tool, .. }, .. }
+            if tool == "invoice" && expected_tool == "receipt"),
+        "{error:?}"
+    );
+    assert_eq!(error.kind(), ErrorKind::Journal);
     assert_eq!(model.calls.load(Ordering::SeqCst), calls, "no model call after any of these errors");
     // Another run in the same database is its own.
     let report = other.journal(Journal::postgres(&url, "april")).unwrap();
@@ -129,9 +136,11 @@ async fn bad_databases_and_runs_are_clear_errors_before_any_model_call() {
     server.sql("faults", "INSERT INTO extract_schema (version) VALUES (999)");
     let error =
         bulk(&model, Journal::postgres(&url, "march")).run::<Invoice>(documents(4)).await.unwrap_err();
+    assert!(error.to_string().contains("is of format 999, newer than this version of extract"), "{error}");
     assert!(
-        error.to_string().contains("schema is version 999, newer than this version of extract"),
-        "{error}"
+        matches!(&error, Error::Journal { problem: JournalProblem::NewerFormat { found: 999, .. }, journal }
+            if journal.contains("run \"march\"") && !journal.contains(&server.password)),
+        "{error:?}"
     );
     assert_eq!(server.count("faults", "SELECT count(*) FROM extract_schema WHERE version = 999"), 1);
 }

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod errors;
 mod eval;
 mod journal;
 mod report;

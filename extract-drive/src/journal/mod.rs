@@ -34,6 +34,8 @@ use sha2::{Digest, Sha256};
 
 use crate::run::Facts;
 use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
+
+pub use crate::error::JournalProblem;
 #[cfg(feature = "postgres")]
 pub use postgres::{Counts, Postgres};
 #[cfg(feature = "sqlite")]
@@ -337,13 +339,7 @@ impl Journal {
             unfinished: Vec::new(),
             reviews: Vec::new(),
         };
-        let unreadable = |id: &str| {
-            Error::config(format!(
-                "journal {}: the outcome of document {} does not read back",
-                self.shown(),
-                crate::quote_prefix(id)
-            ))
-        };
+        let unreadable = |id: &str| unreadable_outcome(self.shown(), id);
         for row in rows {
             match (&row.outcome, row.failure) {
                 (Some((packet, ..)), _) => {
@@ -491,13 +487,8 @@ impl DeskJournal {
 
     /// A waiting row with its escalation read back from the stored packet.
     fn read_back(&self, row: sqlite::Waiting) -> Result<Waiting, Error> {
-        let escalation = stored::escalation_from(&row.packet).ok_or_else(|| {
-            Error::config(format!(
-                "journal {}: the outcome of document {} does not read back",
-                self.path.display(),
-                crate::quote_prefix(&row.id)
-            ))
-        })?;
+        let escalation = stored::escalation_from(&row.packet)
+            .ok_or_else(|| unreadable_outcome(self.path.display(), &row.id))?;
         Ok(Waiting { id: row.id, content: row.content, escalation })
     }
 
@@ -771,6 +762,17 @@ pub fn content_digest(run: &str, document: &Document) -> String {
     hash.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The journal `shown`: the outcome of document `id` does not read back.
+fn unreadable_outcome(shown: impl std::fmt::Display, id: &str) -> Error {
+    Error::Journal {
+        journal: shown.to_string(),
+        problem: JournalProblem::Unreadable(format!(
+            "the outcome of document {} does not read back",
+            crate::quote_prefix(id)
+        )),
+    }
+}
+
 /// The journal's file, and the tool name and schema digest its header must
 /// hold, for the review desk, which reads SQLite journals only.
 #[cfg(feature = "sqlite")]
@@ -962,8 +964,9 @@ impl Store {
             attempt: prompt.attempt,
             prompt: sent,
             batch: batch.map(str::to_owned),
+            // Not the journal's failure: a reply that does not serialize is malformed.
             reply: serde_json::to_string(reply)
-                .map_err(|e| Error::config(format!("cannot journal a reply: {e}")))?,
+                .map_err(|e| Error::invalid_response(format!("a reply cannot be journaled: {e}")))?,
             output,
         })
     }
@@ -997,11 +1000,9 @@ impl Store {
                     Ok(postgres::Recording::Recorded) => Ok(()),
                     Ok(postgres::Recording::LeaseLost) => {
                         self.lost.lock().unwrap_or_else(|p| p.into_inner()).insert(record.document.clone());
-                        // Not the journal's failure: this worker leaves the document to its new owner.
-                        return Err(Error::config(format!(
-                            "document {} was taken over by another worker (this one's lease ran out)",
-                            crate::quote_prefix(&record.document)
-                        )));
+                        // Not a failure of the journal's to keep: this worker
+                        // leaves the document to its new owner.
+                        return Err(db.refused(JournalProblem::LeaseLost { document: record.document }));
                     }
                     Err(e) => Err(with_unrecorded(e, &record, row.as_ref())),
                 },
@@ -1157,7 +1158,12 @@ fn outside_any_runtime<R: Send>(work: impl Future<Output = Result<R, Error>> + S
                     .block_on(work)
             })
             .join()
-            .unwrap_or_else(|_| Err(Error::config("reading the journal panicked")))
+            .unwrap_or_else(|panic| {
+                Err(Error::WorkerPanicked(format!(
+                    "reading the journal panicked: {}",
+                    crate::error::panic_message(&*panic)
+                )))
+            })
     })
 }
 
@@ -1173,10 +1179,7 @@ fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeR
     if let Some(outcome) = outcome {
         said.push_str(&format!("; the outcome it ended with: {}", outcome.packet));
     }
-    match error {
-        Error::Io { context, source } => Error::Io { context: context + &said, source },
-        other => Error::config(format!("{other}{said}")),
-    }
+    error.said(&said)
 }
 
 /// Runs `work` on tokio's blocking threads.
@@ -1185,7 +1188,7 @@ async fn blocking<R: Send + 'static>(
 ) -> Result<R, Error> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| Error::config(format!("the journal's worker thread failed: {e}")))?
+        .map_err(|e| Error::WorkerPanicked(format!("the journal's worker thread failed: {e}")))?
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
-use super::{Event, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use super::{Event, JournalProblem, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
 use crate::Error;
 
 /// The schema, as numbered migrations: number `i + 1` is `MIGRATIONS[i]`.
@@ -472,11 +472,9 @@ impl Postgres {
             })
             .await?;
         if found > newest {
-            return Err(Error::config(format!(
-                "journal {}: the database's schema is version {found}, newer than this version of extract \
-                 reads (version {newest}); nothing was changed: use a newer extract",
-                self.shown
-            )));
+            return Err(
+                self.refused(JournalProblem::NewerFormat { found: found as u32, supported: newest as u32 })
+            );
         }
         Ok(())
     }
@@ -503,11 +501,8 @@ impl Postgres {
         match found {
             None => Err(self.no_run()),
             Some((tool, schema)) if tool != header.tool || schema != header.schema => {
-                Err(Error::config(format!(
-                    "journal {}: the run was started for the tool `{tool}` (schema {schema}), not for `{}` (schema {}); \
-                 it was left as it was: give this run another name",
-                    self.shown, header.tool, header.schema
-                )))
+                let (expected_tool, expected_schema) = (header.tool.to_string(), header.schema.to_string());
+                Err(self.refused(JournalProblem::OtherTool { tool, schema, expected_tool, expected_schema }))
             }
             Some(_) => Ok(()),
         }
@@ -521,6 +516,11 @@ impl Postgres {
             })
             .await?;
         if found { Ok(()) } else { Err(self.no_run()) }
+    }
+
+    /// This journal refused for `problem`.
+    pub(crate) fn refused(&self, problem: JournalProblem) -> Error {
+        Error::Journal { journal: self.shown.clone(), problem }
     }
 
     fn no_run(&self) -> Error {
@@ -828,13 +828,7 @@ impl Postgres {
                 Ok(Some(row.get::<_, i64>(0)))
             })
             .await?;
-        number.ok_or_else(|| {
-            Error::config(format!(
-                "journal {}: this worker no longer coordinates the run's message batches (its lease ran out and \
-                 another worker took over), so it creates none",
-                self.shown
-            ))
-        })
+        number.ok_or_else(|| self.refused(JournalProblem::CoordinationLost))
     }
 
     /// The API's id of the batch of `intent`.
@@ -1035,7 +1029,7 @@ impl Postgres {
             })
             .await?;
         Recorded::from_events(events, reviews, rejections, batches, contents).map_err(|e| {
-            Error::config(format!("journal {}: a recorded reply does not read back: {e}", self.shown))
+            self.refused(JournalProblem::Unreadable(format!("a recorded reply does not read back: {e}")))
         })
     }
 

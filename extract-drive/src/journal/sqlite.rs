@@ -21,7 +21,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::stored::{Exported, StoredReview};
-use super::{Event, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use super::{Event, JournalProblem, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
 use crate::Error;
 
 /// Our `application_id` in the database header: "EXTR".
@@ -169,19 +169,16 @@ fn look_at(path: &Path) -> Result<Found, Error> {
     if head.starts_with(b"SQLite format 3\0") {
         return Ok(Found::Database);
     }
-    let shown = path.display();
     if head.starts_with(b"{\"record\":\"header\"") {
-        return Err(Error::config(format!(
-            "journal {shown} is in the old memory-mapped format (JSON lines), which this version of \
-             extract no longer reads: its journals are SQLite databases. The file was left as it was; \
-             give the run a new path (runs/NAME.db), or finish the run with the version that wrote it"
-        )));
+        return Err(refused(path, JournalProblem::OldFormat));
     }
-    Err(Error::config(format!(
-        "{shown} is not a journal of extract (not an SQLite database: it begins {}); it was left as it \
-         was: give the run a path of its own, such as runs/NAME.db",
-        shown_prefix(&head)
-    )))
+    let found = format!("not an SQLite database: it begins {}", shown_prefix(&head));
+    Err(refused(path, JournalProblem::NotAJournal { found }))
+}
+
+/// The journal at `path` refused for `problem`.
+fn refused(path: &Path, problem: JournalProblem) -> Error {
+    Error::Journal { journal: path.display().to_string(), problem }
 }
 
 /// The header values a journal is for: its tool, the digest of the tool's schema.
@@ -708,11 +705,7 @@ fn lock(path: &Path) -> Result<File, Error> {
         .open(&lock_path)
         .map_err(|e| io(path, "cannot open it (its lock file)", e))?;
     file.try_lock().map_err(|e| match e {
-        TryLockError::WouldBlock => Error::config(format!(
-            "journal {} is in use by another run (in this process or another): wait for it to end, or \
-             use another journal",
-            path.display()
-        )),
+        TryLockError::WouldBlock => refused(path, JournalProblem::InUse),
         TryLockError::Error(e) => io(path, "cannot lock it", e),
     })?;
     Ok(file)
@@ -766,28 +759,27 @@ fn shown_prefix(head: &[u8]) -> String {
 
 /// `Err` unless the database is a journal of ours, of a format this version reads.
 fn check_ours(connection: &Connection, path: &Path) -> Result<(), Error> {
-    let shown = path.display();
     let (application, version): (i32, i32) = connection
         .query_row("SELECT * FROM pragma_application_id, pragma_user_version", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .map_err(|e| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => Error::config(format!(
-                "{shown} is not a journal of extract (not an SQLite database); it was left as it was"
-            )),
+            Some(rusqlite::ErrorCode::NotADatabase) => {
+                refused(path, JournalProblem::NotAJournal { found: "not an SQLite database".into() })
+            }
             _ => db(path, "cannot read its header", e),
         })?;
     if application != APPLICATION_ID {
-        return Err(Error::config(format!(
-            "{shown} is an SQLite database, but not a journal of extract (its application_id is \
-             {application:#x}, not {APPLICATION_ID:#x}); it was left as it was: give the run a path of its own"
-        )));
+        let found = format!(
+            "its application_id is {application:#x}, not {APPLICATION_ID:#x}: an SQLite database of another program"
+        );
+        return Err(refused(path, JournalProblem::NotAJournal { found }));
     }
     if version > FORMAT {
-        return Err(Error::config(format!(
-            "journal {shown} is of format {version}, newer than this version of extract reads (format \
-             {FORMAT}); it was left as it was: use a newer extract"
-        )));
+        return Err(refused(
+            path,
+            JournalProblem::NewerFormat { found: version as u32, supported: FORMAT as u32 },
+        ));
     }
     Ok(())
 }
@@ -802,15 +794,13 @@ fn check_header(connection: &Connection, path: &Path, header: &Header<'_>) -> Re
             .map_err(|e| db(path, "cannot read its header", e))
             .map(Option::unwrap_or_default)
     };
-    let (tool, schema, format) = (value("tool")?, value("schema")?, value("format")?);
+    let (tool, schema) = (value("tool")?, value("schema")?);
     if tool != header.tool || schema != header.schema {
-        return Err(Error::config(format!(
-            "journal {} was written for the tool `{tool}` (schema {schema}, format {format}), not for `{}` \
-             (schema {}, format {FORMAT}); it was left as it was: use another journal",
-            path.display(),
-            header.tool,
-            header.schema
-        )));
+        let (expected_tool, expected_schema) = (header.tool.to_string(), header.schema.to_string());
+        return Err(refused(
+            path,
+            JournalProblem::OtherTool { tool, schema, expected_tool, expected_schema },
+        ));
     }
     Ok(())
 }

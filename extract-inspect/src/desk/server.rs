@@ -139,7 +139,7 @@ async fn waiting<T: Send + Sync + 'static>(desk: &Desk<T>) -> Result<(Vec<Waitin
     let desk = desk.clone();
     tokio::task::spawn_blocking(move || desk.journal.waiting())
         .await
-        .map_err(|e| Error::config(format!("the desk's journal reader failed: {e}")))?
+        .map_err(|e| Error::WorkerPanicked(format!("the desk's journal reader failed: {e}")))?
 }
 
 /// The ids of the waiting documents and document `id` if it waits, read off the async threads.
@@ -150,7 +150,7 @@ async fn around<T: Send + Sync + 'static>(
     let (desk, id) = (desk.clone(), id.to_string());
     tokio::task::spawn_blocking(move || desk.journal.around(&id))
         .await
-        .map_err(|e| Error::config(format!("the desk's journal reader failed: {e}")))?
+        .map_err(|e| Error::WorkerPanicked(format!("the desk's journal reader failed: {e}")))?
 }
 
 async fn queue<T: Send + Sync + 'static>(
@@ -289,7 +289,7 @@ fn decided(
         Ok(Ok(true)) => after_decision(waiting, id, said, reviewer),
         Ok(Ok(false)) => not_waiting(id),
         Ok(Err(error)) => failed(error),
-        Err(error) => failed(Error::config(format!("the desk's journal writer failed: {error}"))),
+        Err(error) => failed(Error::WorkerPanicked(format!("the desk's journal writer failed: {error}"))),
     }
 }
 
