@@ -110,7 +110,7 @@ mod tests {
         let shared: Arc<dyn Model> = Arc::new(Named);
         assert_eq!(boxed.name(), "named-1");
         assert_eq!(shared.name(), "named-1");
-        assert_eq!((&Named).name(), "named-1");
+        assert_eq!(Model::name(&&Named), "named-1", "a reference forwards");
         assert_eq!(Box::new(Arc::new(Named)).name(), "named-1");
         assert_eq!(Scripted::new(Vec::<Reply>::new()).name(), "scripted");
         assert!(Plain.name().ends_with("Plain"), "the default is the type's name: {}", Plain.name());

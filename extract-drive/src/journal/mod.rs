@@ -25,7 +25,9 @@ mod sqlite;
 mod stored;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "sqlite")]
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -1182,7 +1184,8 @@ fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeR
     error.said(&said)
 }
 
-/// Runs `work` on tokio's blocking threads.
+/// Runs `work` on tokio's blocking threads (SQLite's work).
+#[cfg(feature = "sqlite")]
 async fn blocking<R: Send + 'static>(
     work: impl FnOnce() -> Result<R, Error> + Send + 'static,
 ) -> Result<R, Error> {
