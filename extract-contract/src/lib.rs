@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! The contract between `#[derive(Extractable)]` and the runtime of
 //! `extract`, written once for both sides to build on.
 //!

@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! `#[derive(Extractable)]`: the procedural macro of `extract`.
 //!
 //! A pipeline in the manner of garde_derive: `attr` parses the raw
