@@ -23,12 +23,12 @@ use super::builder::Mode;
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
-use crate::{
-    BulkReport, Document, Error, Extractable, Extractor, Journal, Next, Outcome, Progress, Retries, Run,
-};
-use extract_drive::bulk::{Begun, ProgressCallback, Tally, begin_run, with_review};
+use crate::{BulkReport, Document, Error, Extractable, Extractor, Journal, Outcome, Progress, Retries};
+use extract_drive::bulk::{ProgressCallback, Tally};
+use extract_drive::clock::{rfc3339, unix_now, unix_seconds};
+use extract_drive::engine::{Engine, Job};
 use extract_drive::http::transport::{Failure, Repeat};
-use extract_drive::journal::{Intent, JournalProblem, Recorded, Store};
+use extract_drive::journal::{Intent, JournalProblem};
 
 /// The most requests the API takes in one message batch.
 pub const MAX_BATCH_REQUESTS: usize = 100_000;
@@ -194,54 +194,50 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
-        let begun =
-            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
-        let Begun { documents, contents, journal, mut recorded } = begun;
-        let asked_again = recorded.asked_again.len();
+        let mut engine =
+            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
+                .await?;
+        let asked_again = engine.asked_again();
         // On a journal many workers share, one at a time coordinates the
         // run's batches, under a lease on the run it renews; the others wait
         // for the run's end (or for a coordinator that died to lose its lease).
         #[cfg(feature = "postgres")]
-        let _coordinating = match journal.as_ref().and_then(Store::shared) {
-            Some(db) => {
-                let by_id: BTreeMap<String, String> =
-                    documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
-                let coordinating = Coordinating::start(db.clone(), &by_id).await?;
-                // What the run holds now: a coordinator before this one may have gone on since.
-                recorded = db.recorded(&by_id, None).await?;
-                recorded.asked_again.clear();
-                coordinating
-            }
-            None => None,
-        };
+        let _coordinating = engine.coordinate().await?;
+        let mut ledger = engine.batches();
+        let jobs = engine.jobs::<T, Client>(&self.extractor);
         let mut state = State {
-            entries: Vec::with_capacity(documents.len()),
-            index: BTreeMap::new(),
-            handled: std::mem::take(&mut recorded.handled),
-            journal,
-            tally: Tally::new(documents.len(), self.progress.clone()),
+            results: (0..jobs.len()).map(|_| None).collect(),
+            index: jobs.iter().enumerate().map(|(i, job)| (job.id().to_string(), i)).collect(),
+            jobs,
+            handled: std::mem::take(&mut ledger.handled),
+            engine,
+            tally: Tally::new(0, self.progress.clone()),
             forced_refused: self.client().forced_refused.clone(),
             forced: BTreeSet::new(),
         };
-        for (document, content) in documents.into_iter().zip(contents) {
-            let entry = self.entry::<T>(document, content, &mut recorded);
-            state.index.insert(entry.id.clone(), state.entries.len());
-            if let Some(result) = &entry.result {
-                state.tally.finished(&entry.id, result).deliver();
+        state.tally = Tally::new(state.jobs.len(), self.progress.clone());
+        for i in 0..state.jobs.len() {
+            if let Some(problem) = state.jobs[i].problem() {
+                // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
+                let id = state.jobs[i].id().to_string();
+                state.fail(&id, Error::config(problem), None).await?;
+            } else if let Some(outcome) = state.jobs[i].replay() {
+                let result = Ok(outcome);
+                state.tally.finished(state.jobs[i].id(), &result).deliver();
+                state.results[i] = Some(result);
             }
-            state.entries.push(entry);
         }
 
         // A batch an earlier run was about to create, whose id it never
         // recorded, is looked for among the API's batches before anything
         // else is sent: found, it is collected; not found, the run stops.
-        for intent in std::mem::take(&mut recorded.intents) {
+        for intent in std::mem::take(&mut ledger.intents) {
             let batch = self.find_intended(&state, &intent).await?;
-            recorded.open_batches.push((batch, intent.documents));
+            ledger.open.push((batch, intent.documents));
         }
         // A batch an earlier run created and did not collect is collected
         // first (sent with the choice this client makes now, as far as it knows).
-        for (batch, documents) in std::mem::take(&mut recorded.open_batches) {
+        for (batch, documents) in std::mem::take(&mut ledger.open) {
             if self.client().forces_tool_choice() {
                 state.forced.insert(batch.clone());
             }
@@ -250,8 +246,7 @@ impl Batches {
         }
         let mut round = 0;
         loop {
-            let pending: Vec<usize> =
-                (0..state.entries.len()).filter(|&i| state.entries[i].result.is_none()).collect();
+            let pending: Vec<usize> = (0..state.jobs.len()).filter(|&i| state.results[i].is_none()).collect();
             if pending.is_empty() {
                 break;
             }
@@ -263,29 +258,22 @@ impl Batches {
                 let documents: Vec<(String, u32)> = chunk
                     .members
                     .iter()
-                    .map(|&i| (state.entries[i].id.clone(), state.entries[i].run.attempt()))
+                    .map(|&i| (state.jobs[i].id().to_string(), state.jobs[i].run().attempt()))
                     .collect();
                 // The intent is committed before the create call: a run
                 // killed in between finds its batch again, or says so.
-                let intent = match &state.journal {
-                    Some(journal) => {
-                        let listed = chunk
-                            .members
-                            .iter()
-                            .map(|&i| {
-                                let entry = &state.entries[i];
-                                (entry.id.clone(), entry.run.attempt(), entry.content.clone())
-                            })
-                            .collect();
-                        Some(journal.intent(unix_now(), listed).await?)
-                    }
-                    None => None,
-                };
+                let listed = chunk
+                    .members
+                    .iter()
+                    .map(|&i| {
+                        let job = &state.jobs[i];
+                        (job.id().to_string(), job.run().attempt(), job.content().to_string())
+                    })
+                    .collect();
+                let intent = state.engine.intent(unix_now(), listed).await?;
                 match self.create(chunk.body).await {
                     Ok(batch) => {
-                        if let (Some(journal), Some(intent)) = (&state.journal, intent)
-                            && let Err(error) = journal.batch_created(intent, &batch).await
-                        {
+                        if let Err(error) = state.engine.batch_created(intent, &batch).await {
                             // Its id could not be recorded: the batch is cancelled
                             // rather than left to be billed unknown to the journal.
                             return Err(self.cancel_unrecorded(&batch, error).await);
@@ -304,11 +292,9 @@ impl Batches {
                             )),
                             error => error,
                         };
-                        if let (Some(journal), Some(intent), false) =
-                            (&state.journal, intent, matches!(error, Error::Transport(_)))
-                        {
+                        if !matches!(error, Error::Transport(_)) {
                             // The API answered: no batch was made.
-                            journal.abandon(intent).await?;
+                            state.engine.abandon(intent).await?;
                         }
                         for (id, _) in &documents {
                             state.fail(id, error.clone(), None).await?;
@@ -320,10 +306,10 @@ impl Batches {
                 self.collect(&mut state, &batch, &documents).await?;
             }
         }
-        let results = state.entries.into_iter().map(|entry| {
-            let result = entry.result.expect("every document ends with a result");
-            (entry.id, result)
-        });
+        let results =
+            state.jobs.iter().zip(state.results).map(|(job, result)| {
+                (job.id().to_string(), result.expect("every document ends with a result"))
+            });
         let mut report = BulkReport::from_results(results);
         report.asked_again = asked_again;
         Ok(report)
@@ -411,9 +397,7 @@ impl Batches {
         let shown = self.journal.as_ref().map(Journal::shown).unwrap_or_default();
         if let [batch] = found.as_slice() {
             info!(target: "extract", %batch, "found the message batch an earlier run created without recording its id");
-            if let Some(journal) = &state.journal {
-                journal.batch_created(intent.number, batch).await?;
-            }
+            state.engine.batch_created(Some(intent.number), batch).await?;
             return Ok(batch.clone());
         }
         Err(Error::Journal {
@@ -433,11 +417,12 @@ impl Batches {
     /// their documents again. Returns how many were forgotten.
     pub async fn forget_unconfirmed<T: Extractable>(&self) -> Result<usize, Error> {
         let journal = self.journal.as_ref().ok_or_else(|| Error::config("forgetting needs a journal"))?;
-        let (store, recorded) = Store::open_for_run(journal, &T::tool(), Vec::new()).await?;
-        for intent in &recorded.intents {
-            store.abandon(intent.number).await?;
+        let mut engine = Engine::open(Vec::new(), Some(journal), &T::tool(), None).await?;
+        let intents = engine.batches().intents;
+        for intent in &intents {
+            engine.abandon(Some(intent.number)).await?;
         }
-        Ok(recorded.intents.len())
+        Ok(intents.len())
     }
 
     /// Cancels every batch the journal holds as created and not collected,
@@ -445,9 +430,9 @@ impl Batches {
     /// collects them (their canceled requests are sent again).
     pub async fn cancel<T: Extractable>(&self) -> Result<Vec<String>, Error> {
         let journal = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
-        let (_, recorded) = Store::open_for_reading(journal, &T::tool(), Vec::new()).await?;
+        let mut engine = Engine::open_for_reading(Vec::new(), journal, &T::tool(), None).await?;
         let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
-        for (batch, _) in recorded.open_batches {
+        for (batch, _) in engine.batches().open {
             let path = format!("/v1/messages/batches/{batch}/cancel");
             match self
                 .client()
@@ -470,33 +455,6 @@ impl Batches {
         }
     }
 
-    /// One document's entry: its run, with the recorded replies replayed.
-    fn entry<T: Extractable + Send + 'static>(
-        &self,
-        document: Document,
-        content: String,
-        recorded: &mut Recorded,
-    ) -> Entry<T> {
-        let id = document.id().into_owned();
-        let text = document.searchable_text().map(str::to_owned);
-        // A bad id would be a bad custom_id, which fails its whole batch: it fails alone, here.
-        let problem = document.problem();
-        let mut run = self.extractor.configure(Run::<T>::for_type(document, self.extractor.retry_budget()));
-        let review = recorded.reviews.remove(&id);
-        let mut result = None;
-        for reply in recorded.replies.remove(&id).unwrap_or_default() {
-            if let Next::Done(outcome) = run.on_reply(reply) {
-                result = Some(with_review(Ok(outcome), review.clone(), text.as_deref()));
-                break;
-            }
-        }
-        let resends = recorded.resends.remove(&id).unwrap_or(0);
-        if let Some(problem) = problem {
-            result = Some(Err(Error::config(problem)));
-        }
-        Entry { id, content, text, run, review, resends, result }
-    }
-
     /// The requests of one round, split into batch bodies by the limits. A
     /// document whose request cannot be built is failed.
     async fn requests<T: Extractable + Send + 'static>(
@@ -509,22 +467,22 @@ impl Batches {
         let document_as = if self.client().document_blocks { DocumentAs::Block } else { DocumentAs::Text };
         let mut chunks: Vec<Chunk> = Vec::new();
         for &i in pending {
-            let entry = &state.entries[i];
+            let job = &state.jobs[i];
             let body = request::body(
-                entry.run.prompt(),
+                job.run().prompt(),
                 &self.client().model,
                 self.client().max_tokens,
                 self.client().ask(choice),
                 document_as,
             );
             let line = body.and_then(|params| {
-                serde_json::to_vec(&json!({ "custom_id": entry.id, "params": params }))
+                serde_json::to_vec(&json!({ "custom_id": job.id(), "params": params }))
                     .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))
             });
             let line = match line {
                 Ok(line) if line.len() + ENVELOPE > self.max_bytes => Err(Error::config(format!(
                     "the request for document {} is {} bytes, more than a message batch takes ({})",
-                    crate::quote_prefix(&entry.id),
+                    crate::quote_prefix(job.id()),
                     line.len(),
                     self.max_bytes
                 ))),
@@ -533,7 +491,7 @@ impl Batches {
             let line = match line {
                 Ok(line) => line,
                 Err(error) => {
-                    let id = entry.id.clone();
+                    let id = job.id().to_string();
                     state.fail(&id, error, None).await?;
                     continue;
                 }
@@ -713,84 +671,15 @@ struct Chunk {
     members: Vec<usize>,
 }
 
-/// One document of the run.
-struct Entry<T> {
-    id: String,
-    /// The digest of its content, under the run's tool and instructions.
-    content: String,
-    /// Its searchable text, for a reviewer's fix (`None`: a PDF without a text layer).
-    text: Option<String>,
-    run: Run<T>,
-    review: Option<Value>,
-    /// How many times its current attempt has been sent again.
-    resends: u32,
-    /// Its result, once it has one.
-    result: Option<Result<Outcome<T>, Error>>,
-}
-
-/// The coordination of a shared run's batches, held by this worker: its
-/// lease on the run is renewed in the background until this is dropped
-/// (and then lets go).
-#[cfg(feature = "postgres")]
-struct Coordinating {
-    db: std::sync::Arc<extract_drive::journal::Postgres>,
-    renewing: tokio::task::JoinHandle<()>,
-}
-
-#[cfg(feature = "postgres")]
-impl Coordinating {
-    /// Waits to coordinate the run (`None` when the run ended first: every
-    /// one of `documents` has an outcome or has failed).
-    async fn start(
-        db: std::sync::Arc<extract_drive::journal::Postgres>,
-        documents: &BTreeMap<String, String>,
-    ) -> Result<Option<Coordinating>, Error> {
-        loop {
-            if db.coordinate().await? {
-                break;
-            }
-            if !db.pending().await?.iter().any(|id| documents.contains_key(id)) {
-                return Ok(None);
-            }
-            tokio::time::sleep(db.poll_every()).await;
-        }
-        info!(target: "extract", worker = db.worker(), "coordinating the run's message batches");
-        let renewer = db.clone();
-        let renewing = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(renewer.renew_every()).await;
-                // A renewal that fails lets the lease run out: the next
-                // intent is refused, so no batch is created by two workers.
-                if let Err(error) = renewer.renew().await {
-                    tracing::warn!(target: "extract", %error, "cannot renew the coordination of the run's batches");
-                }
-            }
-        });
-        Ok(Some(Coordinating { db, renewing }))
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl Drop for Coordinating {
-    fn drop(&mut self) {
-        self.renewing.abort();
-        let db = self.db.clone();
-        // Lets go at once, so a waiting worker need not wait out the lease.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = db.stop_coordinating().await;
-            });
-        }
-    }
-}
-
 /// The run's documents, what it has handled, and its journal.
 struct State<T> {
-    entries: Vec<Entry<T>>,
+    jobs: Vec<Job<T>>,
+    /// Each job's result, once it has one.
+    results: Vec<Option<Result<Outcome<T>, Error>>>,
     index: BTreeMap<String, usize>,
     /// (batch id, document id) of every result handled, this run or an earlier one.
     handled: BTreeSet<(String, String)>,
-    journal: Option<Store>,
+    engine: Engine,
     tally: Tally,
     /// The client's memory that its model refused a forced tool choice.
     forced_refused: Arc<AtomicBool>,
@@ -803,8 +692,7 @@ impl<T: Extractable + Send + 'static> State<T> {
     fn awaits(&self, id: &str, attempt: u32) -> bool {
         self.index
             .get(id)
-            .map(|&i| &self.entries[i])
-            .is_some_and(|entry| entry.result.is_none() && entry.run.attempt() == attempt)
+            .is_some_and(|&i| self.results[i].is_none() && self.jobs[i].run().attempt() == attempt)
     }
 
     /// The documents of `batch` still waiting for their result from it.
@@ -889,33 +777,16 @@ impl<T: Extractable + Send + 'static> State<T> {
         }
     }
 
-    /// A reply for `id`: judged by its run, and committed to the journal
-    /// (with the outcome it ended the run with) before the run acts on it.
+    /// A reply for `id`: recorded, judged and committed by the engine
+    /// before the run acts on it.
     async fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
         let i = self.index[id];
-        let entry = &mut self.entries[i];
-        // Serialized before the policy takes the reply, written once it has judged it.
-        let record = match &self.journal {
-            Some(_) => {
-                Some(Store::reply_record(id, &entry.content, entry.run.prompt(), &reply, Some(batch))?)
-            }
-            None => None,
-        };
-        let next = entry.run.on_reply(reply);
-        if let (Some(journal), Some(record)) = (&self.journal, record) {
-            let outcome = match &next {
-                Next::Done(outcome) => Some(outcome),
-                Next::Call(_) => None,
-            };
-            journal.reply(record, outcome).await?;
-        }
+        let outcome = self.engine.answer(&mut self.jobs[i], reply, Some(batch)).await?;
         self.handled.insert((batch.to_string(), id.to_string()));
-        let entry = &mut self.entries[i];
-        entry.resends = 0;
-        if let Next::Done(outcome) = next {
-            let result = with_review(Ok(outcome), entry.review.take(), entry.text.as_deref());
+        if let Some(outcome) = outcome {
+            let result = Ok(outcome);
             self.tally.finished(id, &result).deliver();
-            entry.result = Some(result);
+            self.results[i] = Some(result);
         }
         Ok(())
     }
@@ -925,44 +796,34 @@ impl<T: Extractable + Send + 'static> State<T> {
     /// is not `counted` (the client's own switch of tool choice) is free.
     async fn resend(&mut self, id: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
         let i = self.index[id];
-        if counted && self.entries[i].resends >= MAX_RESENDS {
+        if counted && self.jobs[i].resends() >= MAX_RESENDS {
             let error = Error::transport(format!(
                 "the Message Batches API gave no usable result for attempt {} after {MAX_RESENDS} resends; the last: {reason}",
-                self.entries[i].run.attempt()
+                self.jobs[i].run().attempt()
             ));
             return self.fail(id, error, Some(batch)).await;
         }
-        if let Some(journal) = &self.journal {
-            journal.resent(id, batch, reason, counted).await?;
-        }
+        self.engine.resent(&mut self.jobs[i], batch, reason, counted).await?;
         self.handled.insert((batch.to_string(), id.to_string()));
-        self.entries[i].resends += u32::from(counted);
         Ok(())
     }
 
     /// `id` fails with `error` (a resumed run tries it again).
     async fn fail(&mut self, id: &str, error: Error, batch: Option<&str>) -> Result<(), Error> {
-        if let Some(journal) = &self.journal {
-            let content = &self.entries[self.index[id]].content;
-            journal.failed(id, content, &error, batch).await?;
-        }
+        let i = self.index[id];
+        let error = self.engine.fail(&mut self.jobs[i], error, batch).await?;
         if let Some(batch) = batch {
             self.handled.insert((batch.to_string(), id.to_string()));
         }
-        let i = self.index[id];
-        let error = error.after(self.entries[i].run.failed_attempts().to_vec(), self.entries[i].run.spent());
         let result = Err(error);
         self.tally.finished(id, &result).deliver();
-        self.entries[i].result = Some(result);
+        self.results[i] = Some(result);
         Ok(())
     }
 
-    /// Records that every result of `batch` has been handled, when there is a journal.
+    /// Records that every result of `batch` has been handled.
     async fn collected(&self, batch: &str) -> Result<(), Error> {
-        match &self.journal {
-            Some(journal) => journal.collected(batch).await,
-            None => Ok(()),
-        }
+        self.engine.collected(batch).await
     }
 }
 
@@ -1048,62 +909,6 @@ impl RequestCounts {
     fn total(&self) -> u64 {
         self.processing + self.succeeded + self.errored + self.canceled + self.expired
     }
-}
-
-/// Now, in unix seconds.
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// An RFC 3339 time as the API writes it (`2026-12-01T10:00:00.123456Z`,
-/// or with an offset), in unix seconds.
-fn unix_seconds(text: &str) -> Option<i64> {
-    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
-    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    let rest = text.get(19..)?.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    let offset = match rest {
-        "Z" | "z" | "" => 0,
-        _ => {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            let hours = rest.get(1..3)?.parse::<i64>().ok()?;
-            let minutes = rest.get(4..6)?.parse::<i64>().ok()?;
-            sign * (hours * 3600 + minutes * 60)
-        }
-    };
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let of_era = year - era * 400;
-    let of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let of_cycle = of_era * 365 + of_era / 4 - of_era / 100 + of_year;
-    era * 146_097 + of_cycle - 719_468
-}
-
-/// Unix seconds as an RFC 3339 time in UTC.
-fn rfc3339(seconds: i64) -> String {
-    let (days, of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let of_era = z - era * 146_097;
-    let year_of_era = (of_era - of_era / 1460 + of_era / 36_524 - of_era / 146_096) / 365;
-    let of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * of_year + 2) / 153;
-    let day = of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60
-    )
 }
 
 /// One line of a results file.

@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::journal::{self, Journal, Recorded, Store};
-use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Run, Stats};
+use crate::engine::{Engine, Job};
+use crate::journal::Journal;
+use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Stats};
 
 /// Many documents through one extractor, `concurrency` at a time, with an
 /// optional journal that makes the run resumable: run it again with the same
@@ -147,54 +148,36 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let begun =
-            begin_run::<T>(documents, self.journal.as_ref(), self.extractor.instructions_text()).await?;
-        let Begun { documents, contents, journal, mut recorded } = begun;
-        let total = documents.len();
-        let asked_again = recorded.asked_again.len();
+        let mut engine =
+            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
+                .await?;
+        let jobs = engine.jobs::<T, M>(&self.extractor);
+        let engine = Arc::new(engine);
         #[cfg(feature = "postgres")]
-        let journal = match journal {
-            Some(journal) if journal.shared().is_some() => {
-                let mut report = self.run_shared::<T>(documents, contents, Arc::new(journal)).await?;
-                report.asked_again = asked_again;
-                return Ok(report);
-            }
-            journal => journal,
-        };
-        let jobs: Vec<Job> = documents
-            .into_iter()
-            .zip(contents)
-            .enumerate()
-            .map(|(index, (document, content))| {
-                let id = document.id().into_owned();
-                let replies = recorded.replies.remove(&id).unwrap_or_default();
-                let review = recorded.reviews.remove(&id);
-                Job { index, id, content, document, replies, review }
-            })
-            .collect();
+        if engine.shared().is_some() {
+            return self.run_shared::<T>(jobs, engine).await;
+        }
+        let total = jobs.len();
         // `concurrency` workers each take the next document when they finish
         // one: no task per document, and no wake-up of this task per
         // document, only one per worker at its end.
         let queue = Arc::new(Mutex::new(jobs.into_iter()));
-        let journal = journal.map(Arc::new);
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.concurrency.min(total) {
-            let (queue, journal, tally) = (queue.clone(), journal.clone(), tally.clone());
+            let (queue, engine, tally) = (queue.clone(), engine.clone(), tally.clone());
             let extractor = self.extractor.clone();
             workers.spawn(async move {
                 let mut finished = Vec::new();
                 // The lock is let go before the document is run.
-                while let Some(job) = { queue.lock().expect("no worker panics holding the queue").next() } {
-                    let text = job.document.searchable_text().map(str::to_owned);
-                    let journal = journal.as_deref().map(|journal| (journal, job.content.as_str()));
-                    let result = one::<M, T>(&extractor, &job.id, job.document, job.replies, journal).await?;
-                    let result = with_review(result, job.review, text.as_deref());
+                while let Some(mut job) = { queue.lock().expect("no worker panics holding the queue").next() }
+                {
+                    let result = engine.drive(&mut job, extractor.model()).await?;
                     let pending =
-                        tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&job.id, &result);
+                        tally.lock().unwrap_or_else(PoisonError::into_inner).finished(job.id(), &result);
                     // The caller's callback runs with no lock held.
                     pending.deliver();
-                    finished.push((job.index, job.id, result));
+                    finished.push((job.index(), job.id().to_string(), result));
                 }
                 Ok::<_, Error>(finished)
             });
@@ -204,18 +187,11 @@ impl<M: Model + 'static> Bulk<M> {
             let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
             match joined.and_then(|worker| worker) {
                 Ok(done) => finished.extend(done),
-                Err(error) => {
-                    // The first failed write of the journal, which stopped the run.
-                    let failure = journal.as_deref().and_then(Store::failure);
-                    return Err(failure.unwrap_or(error));
-                }
+                // The first failed write of the journal, which stopped the run.
+                Err(error) => return Err(engine.failure().unwrap_or(error)),
             }
         }
-        // Statistics in the documents' order, so a run and its resumption agree.
-        finished.sort_unstable_by_key(|(index, _, _)| *index);
-        let mut report = BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result)));
-        report.asked_again = asked_again;
-        Ok(report)
+        Ok(BulkReport::in_order(finished, engine.asked_again()))
     }
 }
 
@@ -228,38 +204,30 @@ impl<M: Model + 'static> Bulk<M> {
     /// the run. Returns once every document of the run has an outcome or
     /// has failed, whichever worker did it: those done elsewhere are
     /// rebuilt from their recorded replies, without the model.
-    async fn run_shared<T>(
-        &self,
-        documents: Vec<Document>,
-        contents: Vec<String>,
-        journal: Arc<Store>,
-    ) -> Result<BulkReport<T>, Error>
+    async fn run_shared<T>(&self, jobs: Vec<Job<T>>, engine: Arc<Engine>) -> Result<BulkReport<T>, Error>
     where
         T: Extractable + Send + 'static,
     {
-        let db = journal.shared().expect("a shared journal").clone();
-        let total = documents.len();
+        let db = engine.shared().expect("a shared journal").clone();
+        let total = jobs.len();
         tracing::info!(target: "extract", worker = db.worker(), journal = db.shown(), documents = total, "joining a shared run");
-        let mine: Arc<BTreeMap<String, (usize, String, Document)>> = Arc::new(
-            documents
-                .into_iter()
-                .zip(contents)
-                .enumerate()
-                .map(|(index, (document, content))| (document.id().into_owned(), (index, content, document)))
-                .collect(),
-        );
+        // This worker's documents, each taken out while it runs one.
+        let mine: Arc<Mutex<BTreeMap<String, Job<T>>>> =
+            Arc::new(Mutex::new(jobs.into_iter().map(|job| (job.id().to_string(), job)).collect()));
+        let ids: Arc<BTreeSet<String>> =
+            Arc::new(mine.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect());
         // Documents of the run this worker was not given: never claimed again.
         let not_mine = Arc::new(Mutex::new(Vec::<String>::new()));
         let tally = Arc::new(Mutex::new(Tally::new(total, self.progress.clone())));
         // When the run's documents were last counted.
         let counted = Arc::new(Mutex::new(None));
         let renewing = {
-            let (db, journal) = (db.clone(), journal.clone());
+            let (db, engine) = (db.clone(), engine.clone());
             AbortOnDrop(tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(db.renew_every()).await;
                     if let Err(error) = db.renew().await {
-                        journal.fail(&error);
+                        engine.keep_failure(&error);
                         return;
                     }
                 }
@@ -267,46 +235,48 @@ impl<M: Model + 'static> Bulk<M> {
         };
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.concurrency.min(total.max(1)) {
-            let (db, journal, mine, not_mine, tally, counted) =
-                (db.clone(), journal.clone(), mine.clone(), not_mine.clone(), tally.clone(), counted.clone());
+            let (db, engine, mine, ids, not_mine, tally, counted) = (
+                db.clone(),
+                engine.clone(),
+                mine.clone(),
+                ids.clone(),
+                not_mine.clone(),
+                tally.clone(),
+                counted.clone(),
+            );
             let extractor = self.extractor.clone();
             let pausing = db.clone();
             let work = async move {
                 let mut finished = Vec::new();
                 loop {
-                    if let Some(failure) = journal.failure() {
+                    if let Some(failure) = engine.failure() {
                         return Err(failure);
                     }
                     let skip = not_mine.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                    let claimed = db.claim(&skip).await.inspect_err(|e| journal.fail(e))?;
+                    let claimed = db.claim(&skip).await.inspect_err(|e| engine.keep_failure(e))?;
                     let Some(id) = claimed else {
-                        let pending = db.pending().await.inspect_err(|e| journal.fail(e))?;
-                        if !pending.iter().any(|id| mine.contains_key(id)) {
+                        let pending = db.pending().await.inspect_err(|e| engine.keep_failure(e))?;
+                        if !pending.iter().any(|id| ids.contains(id)) {
                             return Ok(finished);
                         }
                         // Others hold the rest: look again for a lease that ran out.
                         tokio::time::sleep(db.poll_every()).await;
                         continue;
                     };
-                    let Some((index, content, document)) = mine.get(&id) else {
-                        db.release(&id).await.inspect_err(|e| journal.fail(e))?;
+                    let taken = mine.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+                    let Some(mut job) = taken else {
+                        // Not this worker's, or claimed again after this worker lost it.
+                        db.release(&id).await.inspect_err(|e| engine.keep_failure(e))?;
                         not_mine.lock().unwrap_or_else(PoisonError::into_inner).push(id);
                         continue;
                     };
-                    // What any worker recorded of it, read now: a worker that died may have begun it.
-                    let contents = BTreeMap::from([(id.clone(), content.clone())]);
-                    let mut recorded =
-                        db.recorded(&contents, Some(&id)).await.inspect_err(|e| journal.fail(e))?;
-                    let replies = recorded.replies.remove(&id).unwrap_or_default();
-                    let review = recorded.reviews.remove(&id);
-                    let text = document.searchable_text().map(str::to_owned);
-                    let result =
-                        one::<M, T>(&extractor, &id, document.clone(), replies, Some((&journal, content)))
-                            .await?;
-                    if journal.lost(&id) {
+                    engine.refresh(&mut job, &extractor).await.inspect_err(|e| engine.keep_failure(e))?;
+                    let result = engine.drive(&mut job, extractor.model()).await?;
+                    if engine.lost(&job) {
+                        // Another worker's now; kept, to be rebuilt from the journal at the end.
+                        mine.lock().unwrap_or_else(PoisonError::into_inner).insert(id, job);
                         continue;
                     }
-                    let result = with_review(result, review, text.as_deref());
                     // The run's counts, read at most every COUNT_EVERY (a count
                     // reads every document of the run); counted here between.
                     let due = {
@@ -318,25 +288,23 @@ impl<M: Model + 'static> Bulk<M> {
                         due
                     };
                     let pending = if due {
-                        let counts = db.counts().await.inspect_err(|e| journal.fail(e))?;
+                        let counts = db.counts().await.inspect_err(|e| engine.keep_failure(e))?;
                         tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run(&id, counts)
                     } else {
                         tally.lock().unwrap_or_else(PoisonError::into_inner).finished(&id, &result)
                     };
                     pending.deliver();
-                    finished.push((*index, id, result));
+                    finished.push((job.index(), id, result));
                 }
             };
             workers.spawn(crate::run_pause::shared_with(pausing, work));
         }
-        let mut finished: BTreeMap<String, (usize, Result<Outcome<T>, Error>)> = BTreeMap::new();
+        let mut finished = Vec::new();
         while let Some(joined) = workers.join_next().await {
             let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
             match joined.and_then(|worker| worker) {
-                Ok(done) => {
-                    finished.extend(done.into_iter().map(|(index, id, result)| (id, (index, result))))
-                }
-                Err(error) => return Err(journal.failure().unwrap_or(error)),
+                Ok(done) => finished.extend(done),
+                Err(error) => return Err(engine.failure().unwrap_or(error)),
             }
         }
         drop(renewing);
@@ -344,38 +312,14 @@ impl<M: Model + 'static> Bulk<M> {
         let counts = db.counts().await?;
         let pending = tally.lock().unwrap_or_else(PoisonError::into_inner).whole_run("", counts);
         pending.deliver();
-        // The documents other workers finished, rebuilt from the journal.
-        let exported = db.documents_with_outcomes().await?;
-        let contents: BTreeMap<String, String> =
-            mine.iter().map(|(id, (_, content, _))| (id.clone(), content.clone())).collect();
-        let mut recorded = db.recorded(&contents, None).await?;
-        for row in exported {
-            let Some((index, _, document)) = mine.get(&row.id) else { continue };
-            if finished.contains_key(&row.id) {
-                continue;
-            }
-            let result = match (row.outcome, row.failure) {
-                (Some(_), _) => {
-                    let replies = recorded.replies.remove(&row.id).unwrap_or_default();
-                    let text = document.searchable_text().map(str::to_owned);
-                    let review = recorded.reviews.remove(&row.id);
-                    match replay::<T>(&self.extractor, document.clone(), replies) {
-                        Some(outcome) => with_review(Ok(outcome), review, text.as_deref()),
-                        None => Err(db.refused(crate::journal::JournalProblem::Unreadable(format!(
-                            "document {} has an outcome, but its recorded replies do not lead to one",
-                            crate::quote_prefix(&row.id)
-                        )))),
-                    }
-                }
-                (None, Some(failure)) => Err(Error::transport(failure)),
-                (None, None) => continue,
-            };
-            finished.insert(row.id, (*index, result));
-        }
-        let mut results: Vec<(usize, String, Result<Outcome<T>, Error>)> =
-            finished.into_iter().map(|(id, (index, result))| (index, id, result)).collect();
-        results.sort_unstable_by_key(|(index, _, _)| *index);
-        Ok(BulkReport::from_results(results.into_iter().map(|(_, id, result)| (id, result))))
+        // The documents other workers finished (or this one lost), rebuilt from the journal.
+        let done_here: BTreeSet<String> = finished.iter().map(|(_, id, _)| id.clone()).collect();
+        let rest: Vec<Job<T>> = std::mem::take(&mut *mine.lock().unwrap_or_else(PoisonError::into_inner))
+            .into_values()
+            .filter(|job| !done_here.contains(job.id()))
+            .collect();
+        finished.extend(engine.finished_elsewhere(rest, &self.extractor).await?);
+        Ok(BulkReport::in_order(finished, engine.asked_again()))
     }
 }
 
@@ -392,18 +336,6 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// A document waiting for a worker, with what an earlier run recorded of it.
-struct Job {
-    /// Its place among the run's documents.
-    index: usize,
-    id: String,
-    /// The digest of its content, under the run's tool and instructions.
-    content: String,
-    document: Document,
-    replies: Vec<crate::Reply>,
-    review: Option<serde_json::Value>,
 }
 
 impl<T> BulkReport<T> {
@@ -430,74 +362,18 @@ impl<T> BulkReport<T> {
         }
         report
     }
-}
 
-/// The start of a run over many documents, for both drivers.
-pub struct Begun {
-    /// The documents, their ids checked unique.
-    pub documents: Vec<Document>,
-    /// The digest of each one's content (in order), under the run's tool and instructions.
-    pub contents: Vec<String>,
-    /// The journal, open and locked, if the run has one.
-    pub journal: Option<Store>,
-    /// What an earlier run recorded of these documents, as they are now.
-    pub recorded: Recorded,
-}
-
-/// Begins a run: the documents' ids checked unique, their content digests,
-/// and the journal (if any) opened, with what an earlier run recorded.
-pub async fn begin_run<T: Extractable>(
-    documents: impl IntoIterator<Item = Document>,
-    journal: Option<&Journal>,
-    instructions: Option<&str>,
-) -> Result<Begun, Error> {
-    let documents: Vec<Document> = documents.into_iter().collect();
-    unique_ids(&documents)?;
-    let tool = T::tool();
-    let run = journal::run_digest(&tool, instructions);
-    let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
-    let (journal, recorded) = match journal {
-        Some(journal) => {
-            let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
-            let (store, recorded) = Store::open_for_run(journal, &tool, ids).await?;
-            (Some(store), recorded)
-        }
-        None => (None, Recorded::default()),
-    };
-    Ok(Begun { documents, contents, journal, recorded })
-}
-
-/// `Err` naming the first id two documents share.
-fn unique_ids(documents: &[Document]) -> Result<(), Error> {
-    let mut seen = BTreeSet::new();
-    for document in documents {
-        if !seen.insert(document.id()) {
-            return Err(Error::config(format!(
-                "two documents have the id {}: give each its own with Document::with_id",
-                crate::quote_prefix(&document.id())
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// A document a reviewer fixed counts valid, with the human's value (a
-/// fix that no longer passes the validators leaves the escalation as it is).
-/// `text` is the document's searchable text (`None`: a PDF without a text
-/// layer, whose quotes stay unverified, as in the run and at the desk).
-pub fn with_review<T: Extractable + Send + 'static>(
-    result: Result<Outcome<T>, Error>,
-    review: Option<serde_json::Value>,
-    text: Option<&str>,
-) -> Result<Outcome<T>, Error> {
-    match (review, result) {
-        (Some(fix), Ok(Outcome::Escalated(escalation))) => {
-            match crate::run::review::review_searchable::<T>(&escalation, text, fix) {
-                Ok(fixed) => Ok(Outcome::Valid(fixed)),
-                Err(_) => Ok(Outcome::Escalated(escalation)),
-            }
-        }
-        (_, result) => result,
+    /// The report of `finished` (index, id, result) in the documents' order,
+    /// so a run and its resumption count alike; `asked_again` as the engine
+    /// counted it.
+    pub fn in_order(
+        mut finished: Vec<(usize, String, Result<Outcome<T>, Error>)>,
+        asked_again: usize,
+    ) -> BulkReport<T> {
+        finished.sort_unstable_by_key(|(index, _, _)| *index);
+        let mut report = BulkReport::from_results(finished.into_iter().map(|(_, id, result)| (id, result)));
+        report.asked_again = asked_again;
+        report
     }
 }
 
@@ -533,7 +409,7 @@ impl Tally {
     /// worker's documents), after document `id` finished here.
     #[cfg(feature = "postgres")]
     #[must_use = "the progress is only reported to the caller's callback by `deliver`"]
-    pub fn whole_run(&mut self, id: &str, counts: journal::Counts) -> PendingProgress {
+    pub fn whole_run(&mut self, id: &str, counts: crate::journal::Counts) -> PendingProgress {
         // Workers report their counts out of order: the run's only grow.
         let before = self.progress;
         let progress = &mut self.progress;
@@ -588,20 +464,15 @@ impl PendingProgress {
 
 impl<M: Model + 'static> Bulk<M> {
     /// The journal opened to read, without the run's lock, with what it
-    /// recorded of `documents` as they are now; their content digests.
+    /// recorded of `documents` as they are now.
     async fn reader<T: Extractable>(
         &self,
-        documents: &[Document],
+        documents: Vec<Document>,
         needed_for: &str,
-    ) -> Result<(Store, Recorded, Vec<String>), Error> {
+    ) -> Result<Engine, Error> {
         let journal =
             self.journal.as_ref().ok_or_else(|| Error::config(format!("{needed_for} needs a journal")))?;
-        let tool = T::tool();
-        let run = journal::run_digest(&tool, self.extractor.instructions_text());
-        let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
-        let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
-        let (store, recorded) = Store::open_for_reading(journal, &tool, ids).await?;
-        Ok((store, recorded, contents))
+        Engine::open_for_reading(documents, journal, &T::tool(), self.extractor.instructions_text()).await
     }
 
     /// The review queue: every escalated document of the journal's run, with
@@ -618,17 +489,14 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let documents: Vec<Document> = documents.into_iter().collect();
-        let (_, mut recorded, _) = self.reader::<T>(&documents, "the review queue").await?;
+        let mut engine = self.reader::<T>(documents.into_iter().collect(), "the review queue").await?;
         let mut queue = Vec::new();
-        for document in documents {
-            let id = document.id().into_owned();
-            if recorded.reviews.contains_key(&id) || recorded.rejected.contains(&id) {
+        for mut job in engine.jobs::<T, M>(&self.extractor) {
+            if job.decided() {
                 continue;
             }
-            let Some(replies) = recorded.replies.remove(&id) else { continue };
-            if let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document, replies) {
-                queue.push((id, escalation));
+            if let Some(Outcome::Escalated(escalation)) = job.replay() {
+                queue.push((job.id().to_string(), escalation));
             }
         }
         Ok(queue)
@@ -648,71 +516,24 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
-        let (journal, mut recorded, contents) =
-            self.reader::<T>(std::slice::from_ref(&document), "a review").await?;
-        let id = document.id().into_owned();
-        let replies = recorded.replies.remove(&id).unwrap_or_default();
-        let Some(Outcome::Escalated(escalation)) = replay::<T>(&self.extractor, document.clone(), replies)
-        else {
+        let mut engine = self.reader::<T>(vec![document.clone()], "a review").await?;
+        let mut job = engine.jobs::<T, M>(&self.extractor).pop().expect("one job per document");
+        // One rule for the API and the desk: a decided document is not decided again.
+        if job.decided() {
+            return Err(Error::config(format!(
+                "document {} was already reviewed or rejected: a decision is recorded once",
+                crate::quote_prefix(job.id())
+            )));
+        }
+        let Some(Outcome::Escalated(escalation)) = job.replay() else {
             return Err(Error::config(format!(
                 "document {} has no escalation in the journal to review",
-                crate::quote_prefix(&id)
+                crate::quote_prefix(job.id())
             )));
         };
         match crate::run::review::review_document::<T>(&escalation, &document, fix.clone()) {
-            Ok(fixed) => {
-                let output = crate::run::review::patched(&escalation, fix.clone());
-                let outcome = Outcome::Valid(fixed);
-                journal.reviewed(&id, &contents[0], &fix, &outcome, output).await?;
-                let Outcome::Valid(fixed) = outcome else { unreachable!("built valid above") };
-                Ok(Ok(fixed))
-            }
+            Ok(fixed) => Ok(Ok(engine.record_review(&job, &escalation, fix, fixed).await?)),
             Err(violations) => Ok(Err(violations)),
         }
     }
-}
-
-/// The outcome a document's recorded replies lead to, without the model:
-/// `None` when they do not finish its run.
-fn replay<T: Extractable + Send + 'static>(
-    extractor: &Extractor<impl Model>,
-    document: Document,
-    replies: Vec<crate::Reply>,
-) -> Option<Outcome<T>> {
-    let mut run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    for reply in replies {
-        if let crate::Next::Done(outcome) = run.on_reply(reply) {
-            return Some(outcome);
-        }
-    }
-    None
-}
-
-/// One document: its recorded replies replayed, then the model, every new
-/// reply committed to the journal (with the content digest `journal`
-/// carries) before it is judged. The outer `Err` is the journal's: a write
-/// that failed stops the run.
-async fn one<M: Model, T: Extractable + Send + 'static>(
-    extractor: &Extractor<M>,
-    id: &str,
-    document: Document,
-    recorded: Vec<crate::Reply>,
-    journal: Option<(&Store, &str)>,
-) -> Result<Result<Outcome<T>, Error>, Error> {
-    let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-    let result = extractor
-        .drive_recorded(run, recorded, journal.map(|(journal, content)| (journal, id, content)))
-        .await;
-    if let Some((journal, content)) = journal {
-        if let Some(failure) = journal.failure() {
-            return Err(failure);
-        }
-        // A document another worker took over is its new owner's to record.
-        if let Err(error) = &result
-            && !journal.lost(id)
-        {
-            journal.failed(id, content, error, None).await?;
-        }
-    }
-    Ok(result)
 }

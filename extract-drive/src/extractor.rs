@@ -1,12 +1,9 @@
 //! The async driver of the retry policy: [`Extractor`].
 
 use serde_json::Value;
-use tracing::Instrument;
 
-use super::journal::Store;
-use crate::{
-    Corrections, Document, Error, Extractable, Model, Next, Outcome, Reply, Retries, Run, Tool, Violations,
-};
+use crate::engine::{Engine, Job};
+use crate::{Corrections, Document, Error, Extractable, Model, Outcome, Retries, Run, Tool, Violations};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport, I/O and configuration failures; every
@@ -248,79 +245,9 @@ impl<M: Model> Extractor<M> {
         self.instructions.as_deref()
     }
 
-    async fn drive<T>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
-        self.drive_recorded(run, Vec::new(), None).await
-    }
-
-    /// Drives `run`: first through `recorded` (the replies an earlier run
-    /// got, replayed through the policy, which is deterministic), then
-    /// against the model, journalling every new reply as document `id`
-    /// (with the prompt it answered and whether it ended the run) before
-    /// the run goes on.
-    pub(crate) async fn drive_recorded<T>(
-        &self,
-        mut run: Run<T>,
-        recorded: Vec<Reply>,
-        journal: Option<(&Store, &str, &str)>,
-    ) -> Result<Outcome<T>, Error> {
-        let prompt = run.prompt();
-        if let Some(problem) = prompt.document.problem() {
-            return Err(Error::config(problem));
-        }
-        let span = tracing::info_span!(
-            target: "extract",
-            "extract",
-            tool = %prompt.tool.name,
-            document = %prompt.document.id(),
-            document_bytes = prompt.document.len(),
-            document_text = tracing::field::Empty,
-        );
-        if self.trace_content {
-            span.record("document_text", prompt.document_text().as_ref());
-        }
-        async move {
-            let mut prompt = run.prompt().clone();
-            let mut recorded = recorded.into_iter();
-            loop {
-                let replayed = recorded.next();
-                // A journal that failed a write stops the run: no model call after it.
-                if replayed.is_none()
-                    && let Some(failure) = journal.and_then(|(journal, _, _)| journal.failure())
-                {
-                    return Err(failure);
-                }
-                let (reply, new) = match replayed {
-                    Some(reply) => (reply, false),
-                    None => match self.model.call(&prompt).await {
-                        Ok(reply) => (reply, true),
-                        // The attempts made so far spent tokens: the error says how many.
-                        Err(error) => return Err(error.after(run.failed_attempts().to_vec(), run.spent())),
-                    },
-                };
-                // The line is made from the reply before the policy takes it, and
-                // written with whether it ended the run before the run goes on.
-                let record = match journal {
-                    Some((_, id, content)) if new => {
-                        Some(Store::reply_record(id, content, &prompt, &reply, None)?)
-                    }
-                    _ => None,
-                };
-                let next = run.on_reply(reply);
-                if let (Some(record), Some((journal, _, _))) = (record, journal) {
-                    let outcome = match &next {
-                        Next::Done(outcome) => Some(outcome),
-                        Next::Call(_) => None,
-                    };
-                    journal.reply(record, outcome).await?;
-                }
-                match next {
-                    Next::Call(next) => prompt = next,
-                    Next::Done(outcome) => return Ok(outcome),
-                }
-            }
-        }
-        .instrument(span)
-        .await
+    async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        // Without a journal the engine has no failure of its own: its outer `Err` never comes.
+        Engine::without_journal().drive(&mut Job::new(run), &self.model).await?
     }
 }
 

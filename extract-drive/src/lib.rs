@@ -15,6 +15,8 @@ use extract_core::*;
 
 pub mod blocking;
 pub mod bulk;
+pub mod clock;
+pub mod engine;
 mod error;
 mod extractor;
 #[cfg(feature = "http")]

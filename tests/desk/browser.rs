@@ -199,7 +199,7 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
             rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
                 .unwrap();
         db.query_row(
-            "SELECT reviewer, reviewed_at, fix, before, after FROM reviews WHERE document = 'inv-001'",
+            "SELECT reviewer, reviewed_at, fix, fields_before, fields_after FROM reviews WHERE document = 'inv-001'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
@@ -221,12 +221,12 @@ async fn a_reviewer_fixes_and_rejects_escalations_in_a_browser() {
         let db =
             rusqlite::Connection::open_with_flags(&desk.journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
                 .unwrap();
-        db.query_row("SELECT status, reviewed FROM outcomes WHERE document = 'inv-001'", [], |r| {
+        db.query_row("SELECT state, reviewed FROM outcomes WHERE document = 'inv-001'", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .unwrap()
     };
-    assert_eq!(outcome, ("ok".to_string(), 1), "a reviewed, valid outcome");
+    assert_eq!(outcome, ("valid".to_string(), 1), "a reviewed, valid outcome");
 
     // Keyboard: n to the next document (the PDF without a text layer).
     press(&client, 'n').await;

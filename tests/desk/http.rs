@@ -167,9 +167,11 @@ async fn the_whole_flow_works_as_plain_forms_with_redirects() {
     assert!(next.body.contains("Recorded the fix of document inv-001."));
     let (reviewer, before, after): (String, String, String) = {
         let db = rusqlite::Connection::open(&desk.journal).unwrap();
-        db.query_row("SELECT reviewer, before, after FROM reviews WHERE document = 'inv-001'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        db.query_row(
+            "SELECT reviewer, fields_before, fields_after FROM reviews WHERE document = 'inv-001'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .unwrap()
     };
     assert_eq!(reviewer, "Ada");
@@ -219,8 +221,8 @@ async fn hostile_ids_quotes_and_text_are_escaped_in_every_context() {
         )
         .unwrap();
         db.execute(
-            "INSERT INTO outcomes (document, content, status, packet, attempts, usage, facts)
-             SELECT ?1, content, status, ?2, attempts, usage, facts FROM outcomes WHERE document = 'inv-001'",
+            "INSERT INTO outcomes (document, content, state, packet, attempts, usage, facts)
+             SELECT ?1, content, state, ?2, attempts, usage, facts FROM outcomes WHERE document = 'inv-001'",
             rusqlite::params![hostile_id, packet.to_string()],
         )
         .unwrap();

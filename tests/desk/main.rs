@@ -51,9 +51,9 @@ pub fn recorded(journal: &Path) -> String {
         rusqlite::Connection::open_with_flags(journal, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut all = String::new();
     for query in [
-        "SELECT at, document, content, fix, reviewer, reviewed_at, before, after, overrode FROM reviews ORDER BY at",
-        "SELECT at, document, content, reviewer, rejected_at, reason FROM rejections ORDER BY at",
-        "SELECT document, content, status, packet, reviewed FROM outcomes ORDER BY document",
+        "SELECT seq, document, content, fix, reviewer, reviewed_at, fields_before, fields_after, overrode FROM reviews ORDER BY seq",
+        "SELECT seq, document, content, reviewer, rejected_at, reason FROM rejections ORDER BY seq",
+        "SELECT document, content, state, packet, reviewed FROM outcomes ORDER BY document",
         "SELECT id, content, state FROM documents ORDER BY id",
     ] {
         let mut select = db.prepare(query).unwrap();

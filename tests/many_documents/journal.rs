@@ -84,14 +84,14 @@ async fn a_journal_is_only_described_until_a_run_opens_it_and_any_path_converts(
     assert!(!path.exists(), "no I/O before a run");
     let report = bulk(&model, as_str).run::<Invoice>(documents()).await.unwrap();
     assert_eq!(report.stats.valid(), 6);
-    // An SQLite database of ours: WAL mode, our application_id, format 2.
+    // An SQLite database of ours: WAL mode, our application_id, format 3.
     let db = rusqlite::Connection::open(&path).unwrap();
     let (mode, application, version): (String, i32, i32) = db
         .query_row("SELECT * FROM pragma_journal_mode, pragma_application_id, pragma_user_version", [], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .unwrap();
-    assert_eq!((mode.as_str(), application, version), ("wal", 0x4558_5452, 2));
+    assert_eq!((mode.as_str(), application, version), ("wal", 0x4558_5452, 3));
 }
 
 /// Runs a bulk run on `path` and returns its error; the model is never called.
@@ -161,10 +161,10 @@ async fn a_journal_of_a_newer_format_is_refused_naming_both_formats() {
     }
     let before = std::fs::read(&path).unwrap();
     let said = refused(&path).await;
-    assert!(said.contains("is of format 7, newer than this version of extract reads (format 2)"), "{said}");
+    assert!(said.contains("is of format 7, newer than this version of extract reads (format 3)"), "{said}");
     let err = Journal::sqlite(&path).summary().unwrap_err();
     assert!(
-        matches!(&err, Error::Journal { problem: JournalProblem::NewerFormat { found: 7, supported: 2 }, journal }
+        matches!(&err, Error::Journal { problem: JournalProblem::NewerFormat { found: 7, supported: 3 }, journal }
             if *journal == path.display().to_string()),
         "{err:?}"
     );

@@ -176,6 +176,11 @@ impl<T> Run<T> {
         self
     }
 
+    /// Whether traces may carry the document and the model's outputs.
+    pub fn traces_content(&self) -> bool {
+        self.trace_content
+    }
+
     /// The prompt of the attempt to make now.
     pub fn prompt(&self) -> &Prompt {
         &self.prompt

@@ -18,8 +18,10 @@
 //! unreachable.
 #![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(unused, unreachable_code))]
 
+mod migrations;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod rows;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod stored;
@@ -34,8 +36,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+pub use crate::engine::{CallKey, Part};
 use crate::run::Facts;
 use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
+use rows::{Event, OpenBatch};
 
 pub use crate::error::JournalProblem;
 #[cfg(feature = "postgres")]
@@ -213,7 +217,7 @@ impl Journal {
 
     /// Every document of the run with its outcome and last failure, read
     /// without the run's lock.
-    fn exported(&self) -> Result<Vec<stored::Exported>, Error> {
+    fn exported(&self) -> Result<Vec<rows::Exported>, Error> {
         match &self.kind {
             #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
             Kind::Unavailable(never) => match *never {},
@@ -382,7 +386,7 @@ impl Journal {
 }
 
 /// Stored reviews and rejections, read back.
-fn reviews_from(stored: Vec<stored::StoredReview>) -> Vec<Review> {
+fn reviews_from(stored: Vec<rows::StoredReview>) -> Vec<Review> {
     let json = |text: &Option<String>| text.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok());
     let object = |text: &Option<String>| match json(text) {
         Some(Value::Object(map)) => map,
@@ -488,7 +492,7 @@ impl DeskJournal {
     }
 
     /// A waiting row with its escalation read back from the stored packet.
-    fn read_back(&self, row: sqlite::Waiting) -> Result<Waiting, Error> {
+    fn read_back(&self, row: rows::Waiting) -> Result<Waiting, Error> {
         let escalation = stored::escalation_from(&row.packet)
             .ok_or_else(|| unreadable_outcome(self.path.display(), &row.id))?;
         Ok(Waiting { id: row.id, content: row.content, escalation })
@@ -546,7 +550,7 @@ journal_from_path!(PathBuf, &Path, &PathBuf, String, &String, &str);
 #[derive(Debug, Default)]
 pub struct Recorded {
     /// The replies each document got, oldest first.
-    pub replies: BTreeMap<String, Vec<Reply>>,
+    pub replies: BTreeMap<String, Vec<RecordedReply>>,
     /// The reviewers' fixes, by document id (the last one counts).
     pub reviews: BTreeMap<String, Value>,
     /// The documents a reviewer rejected (their source unusable).
@@ -566,44 +570,35 @@ pub struct Recorded {
     pub asked_again: BTreeSet<String>,
 }
 
-/// One event of a document, as either backend reads it, in the order it happened.
-pub(crate) enum Event {
-    Reply { document: String, content: String, batch: Option<String>, reply: String },
-    Failed { document: String, content: String, batch: Option<String> },
-    Resent { document: String, batch: String, counted: bool },
-}
-
-/// A batch intent not yet collected nor abandoned, as stored.
-pub(crate) struct OpenBatch {
-    pub intent: i64,
-    pub created_at: i64,
-    pub requests: i64,
-    /// `[[id, attempt, content], ...]` as JSON.
-    pub documents: String,
-    /// The API's id, once it answered.
-    pub id: Option<String>,
+/// A reply as the journal holds it: the call it answered, and whether it
+/// is the prefix of a stream that was cancelled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedReply {
+    /// The call it answered.
+    pub key: CallKey,
+    /// The reply (for a cancelled stream, what had arrived).
+    pub reply: Reply,
+    /// Whether the stream was cancelled before the reply ended.
+    pub cancelled: bool,
 }
 
 impl Recorded {
-    /// What the stored `events` (with their order `at`), `reviews`
-    /// (document, content, fix; oldest first), `rejections` (document,
-    /// content) and `batches` say of the
-    /// documents whose content digests are `contents`: replies under another
-    /// content are not replayed, and such documents are counted.
+    /// What the stored `events` (with their order `seq`) and open
+    /// `batches` say of the documents whose content digests are `contents`:
+    /// replies under another content are not replayed, and such documents
+    /// are counted.
     pub(crate) fn from_events(
         mut events: Vec<(i64, Event)>,
-        reviews: Vec<(String, String, String)>,
-        rejections: Vec<(String, String)>,
         batches: Vec<OpenBatch>,
         contents: &BTreeMap<String, String>,
     ) -> Result<Recorded, serde_json::Error> {
-        events.sort_unstable_by_key(|(at, _)| *at);
+        events.sort_unstable_by_key(|(seq, _)| *seq);
         let current = |document: &str, content: &str| contents.get(document).is_some_and(|c| c == content);
         let mut recorded = Recorded::default();
         let mut stale = BTreeSet::new();
         for (_, event) in events {
             match event {
-                Event::Reply { document, content, batch, reply } => {
+                Event::Reply { document, content, key, batch, reply, cancelled } => {
                     if !current(&document, &content) {
                         stale.insert(document);
                         continue;
@@ -613,7 +608,11 @@ impl Recorded {
                     if let Some(batch) = batch {
                         recorded.handled.insert((batch, document.clone()));
                     }
-                    recorded.replies.entry(document).or_default().push(reply);
+                    recorded.replies.entry(document).or_default().push(RecordedReply {
+                        key,
+                        reply,
+                        cancelled,
+                    });
                 }
                 Event::Failed { document, content, batch } => {
                     if !current(&document, &content) {
@@ -629,19 +628,19 @@ impl Recorded {
                     *recorded.resends.entry(document.clone()).or_default() += u32::from(counted);
                     recorded.handled.insert((batch, document));
                 }
+                Event::Reviewed { document, content, fix } => {
+                    if current(&document, &content) {
+                        recorded.reviews.insert(document, serde_json::from_str(&fix).unwrap_or(Value::Null));
+                    }
+                }
+                Event::Rejected { document, content } => {
+                    if current(&document, &content) {
+                        recorded.rejected.insert(document);
+                    }
+                }
             }
         }
         recorded.asked_again = stale.into_iter().filter(|d| !recorded.replies.contains_key(d)).collect();
-        for (document, content, fix) in reviews {
-            if current(&document, &content) {
-                recorded.reviews.insert(document, serde_json::from_str(&fix).unwrap_or(Value::Null));
-            }
-        }
-        for (document, content) in rejections {
-            if current(&document, &content) {
-                recorded.rejected.insert(document);
-            }
-        }
         for batch in batches {
             let documents: Vec<(String, u32, String)> =
                 serde_json::from_str(&batch.documents).unwrap_or_default();
@@ -679,7 +678,9 @@ pub struct Intent {
 pub struct ReplyRecord {
     document: String,
     content: String,
-    attempt: u32,
+    key: CallKey,
+    /// Whether it is the prefix of a stream that was cancelled.
+    cancelled: bool,
     prompt: String,
     batch: Option<String>,
     reply: String,
@@ -690,7 +691,8 @@ pub struct ReplyRecord {
 /// An outcome as the journal stores it.
 pub struct OutcomeRow {
     content: String,
-    status: &'static str,
+    /// `valid` or `escalated`, as the document's state says it.
+    state: &'static str,
     packet: String,
     attempts: u32,
     usage: String,
@@ -701,13 +703,13 @@ pub struct OutcomeRow {
 impl OutcomeRow {
     /// The row of `outcome`, whose last output (for a valid one) is `output`.
     fn new<T>(content: &str, outcome: &Outcome<T>, output: Option<Value>) -> OutcomeRow {
-        let (status, packet, usage) = match outcome {
+        let (state, packet, usage) = match outcome {
             Outcome::Valid(valid) => {
                 let mut packet = json!({"status": "ok", "output": output, "attempts": valid.attempts()});
                 if valid.reviewed() {
                     packet["reviewed"] = json!(true);
                 }
-                ("ok", packet, valid.usage())
+                ("valid", packet, valid.usage())
             }
             Outcome::Escalated(escalation) => {
                 ("escalated", serde_json::to_value(escalation).unwrap_or(Value::Null), escalation.usage)
@@ -715,7 +717,7 @@ impl OutcomeRow {
         };
         OutcomeRow {
             content: content.to_string(),
-            status,
+            state,
             packet: packet.to_string(),
             attempts: outcome.attempts(),
             usage: serde_json::to_string(&usage).unwrap_or_default(),
@@ -963,7 +965,8 @@ impl Store {
         Ok(ReplyRecord {
             document: document.to_string(),
             content: content.to_string(),
-            attempt: prompt.attempt,
+            key: CallKey::whole(prompt.attempt),
+            cancelled: false,
             prompt: sent,
             batch: batch.map(str::to_owned),
             // Not the journal's failure: a reply that does not serialize is malformed.
@@ -1175,7 +1178,7 @@ fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeR
     let mut said = format!(
         "; the run stops, and this reply of document {} (attempt {}) is not recorded: {}",
         crate::quote_prefix(&record.document),
-        record.attempt,
+        record.key.attempt,
         record.reply
     );
     if let Some(outcome) = outcome {
@@ -1257,7 +1260,9 @@ mod tests {
         }
         drop(store);
         let (_, recorded) = Store::open_for_run(&journal, &tool(), documents).await.unwrap();
-        assert_eq!(recorded.replies["d"], replies);
+        let read: Vec<&Reply> = recorded.replies["d"].iter().map(|r| &r.reply).collect();
+        assert_eq!(read, replies.iter().collect::<Vec<_>>());
+        assert!(recorded.replies["d"].iter().all(|r| r.key == CallKey::whole(1) && !r.cancelled));
         let (_, changed) =
             Store::open_for_run(&journal, &tool(), vec![("d".into(), "c2".into())]).await.unwrap();
         assert!(changed.replies.is_empty(), "another content: nothing replayed");

@@ -3,7 +3,7 @@
 //!
 //! Many runs live in one database, each a row of `extract_runs` by name,
 //! and every other table is keyed by the run. The schema is created and
-//! migrated on first use by [`MIGRATIONS`], applied in one transaction
+//! migrated on first use by [`migrations::POSTGRES`], applied in one transaction
 //! under an advisory lock (several workers start at once); a database whose
 //! schema is newer than this build's is refused.
 //!
@@ -18,7 +18,9 @@
 //!
 //! A connection that fails is retried with backoff (a new one from the
 //! pool) for [`Settings::reconnect`]; every write is idempotent, so a commit
-//! whose answer was lost can be sent again.
+//! whose answer was lost can be sent again. Every statement is prepared
+//! once per connection (`prepare_cached`): a call pays no Parse round trip
+//! after the connection's first.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -28,113 +30,10 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
-use super::{Event, JournalProblem, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use super::migrations;
+use super::rows::{Columns, Event, Exported, OpenBatch, StoredReview};
+use super::{JournalProblem, OutcomeRow, Recorded, ReplyRecord};
 use crate::Error;
-
-/// The schema, as numbered migrations: number `i + 1` is `MIGRATIONS[i]`.
-/// A database records the ones applied in `extract_schema`; a later version
-/// of extract appends to this list and never edits an entry.
-const MIGRATIONS: &[&str] = &["
-CREATE TABLE extract_runs (
-    name TEXT PRIMARY KEY,
-    tool TEXT NOT NULL,
-    schema TEXT NOT NULL,            -- digest of the tool's schema
-    created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-    paused_until TIMESTAMPTZ,        -- a 429 or 529 pauses every worker until then
-    coordinator TEXT,                -- the worker coordinating the run's message batches
-    coordinator_until TIMESTAMPTZ
-);
--- Orders the events of a document across tables.
-CREATE SEQUENCE extract_events;
-CREATE TABLE extract_documents (
-    run TEXT NOT NULL REFERENCES extract_runs (name),
-    id TEXT NOT NULL,
-    position BIGINT NOT NULL,        -- its place among the run's documents
-    content TEXT NOT NULL,           -- digest of its content, the tool and the instructions
-    state TEXT NOT NULL,             -- 'pending', 'valid', 'escalated', 'failed'
-    lease_owner TEXT,                -- the worker running it
-    lease_until TIMESTAMPTZ,
-    PRIMARY KEY (run, id)
-);
-CREATE INDEX extract_documents_pending ON extract_documents (run, position) WHERE state = 'pending';
-CREATE TABLE extract_replies (
-    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    prompt TEXT NOT NULL,            -- digest of the correction it answered ('' on a first attempt)
-    batch TEXT,
-    reply TEXT NOT NULL,             -- the Reply as JSON
-    done BOOLEAN NOT NULL,           -- whether it ended the document's run
-    worker TEXT NOT NULL,
-    UNIQUE (run, document, content, attempt)
-);
-CREATE TABLE extract_outcomes (
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    status TEXT NOT NULL,            -- 'ok', 'escalated'
-    packet TEXT NOT NULL,            -- the outcome packet as JSON
-    attempts INTEGER NOT NULL,
-    usage TEXT NOT NULL,             -- Usage as JSON
-    facts TEXT NOT NULL,             -- what the run's statistics count of it, as JSON
-    reviewed BOOLEAN NOT NULL DEFAULT false,
-    PRIMARY KEY (run, document)
-);
-CREATE TABLE extract_failures (
-    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    batch TEXT,
-    error TEXT NOT NULL
-);
-CREATE TABLE extract_batches (
-    intent BIGSERIAL PRIMARY KEY,
-    run TEXT NOT NULL,
-    token TEXT NOT NULL UNIQUE,      -- the coordinator's name for it: sending it twice records it once
-    created_at BIGINT NOT NULL,      -- unix seconds, committed before the create call
-    requests BIGINT NOT NULL,
-    documents TEXT NOT NULL,         -- [[id, attempt, content], ...] as JSON
-    id TEXT UNIQUE,                  -- the API's batch id, once it answered
-    collected BOOLEAN NOT NULL DEFAULT false,
-    abandoned BOOLEAN NOT NULL DEFAULT false
-);
-CREATE TABLE extract_resends (
-    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    batch TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    counted BOOLEAN NOT NULL
-);
-CREATE TABLE extract_reviews (
-    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    fix TEXT NOT NULL,               -- the merge patch, as JSON
-    reviewer TEXT,                   -- who, when and what changed, where recorded
-    reviewed_at TEXT,                -- RFC 3339
-    fields_before TEXT,              -- the changed fields before and after, JSON objects
-    fields_after TEXT,
-    overrode TEXT                    -- the fingerprints of the violations overridden, a JSON list
-);
-CREATE TABLE extract_rejections (
-    at BIGINT PRIMARY KEY DEFAULT nextval('extract_events'),
-    run TEXT NOT NULL,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    rejected_at TEXT NOT NULL,       -- RFC 3339
-    reason TEXT NOT NULL
-);
-CREATE INDEX extract_replies_by_document ON extract_replies (run, document, at);
-CREATE INDEX extract_failures_by_document ON extract_failures (run, document, at);
-CREATE INDEX extract_resends_by_document ON extract_resends (run, document, at);
-CREATE INDEX extract_reviews_by_document ON extract_reviews (run, document, at);
-"];
 
 /// The advisory lock key under which migrations run ("EXTRACT" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0045_5854_5241_4354;
@@ -213,9 +112,11 @@ pub struct Postgres {
 }
 
 /// One failure of a statement or of getting a connection.
-enum Failure {
+pub(crate) enum Failure {
     Db(tokio_postgres::Error),
     Pool(deadpool_postgres::PoolError),
+    /// A row that does not read as the journal wrote it.
+    Malformed(String),
 }
 
 impl Failure {
@@ -226,7 +127,7 @@ impl Failure {
             Failure::Db(e) => e,
             Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
             Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => return true,
-            Failure::Pool(_) => return false,
+            Failure::Pool(_) | Failure::Malformed(_) => return false,
         };
         match db.code() {
             None => true, // no answer from the server: the connection failed
@@ -250,6 +151,7 @@ impl Failure {
             Failure::Db(e) => e,
             Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
             Failure::Pool(other) => return other.to_string(),
+            Failure::Malformed(what) => return what.clone(),
         };
         match db.as_db_error() {
             Some(e) => format!(
@@ -276,6 +178,7 @@ impl Failure {
             Failure::Pool(deadpool_postgres::PoolError::Backend(e)) => e,
             Failure::Pool(deadpool_postgres::PoolError::Timeout(_)) => return std::io::ErrorKind::TimedOut,
             Failure::Pool(_) => return std::io::ErrorKind::Other,
+            Failure::Malformed(_) => return std::io::ErrorKind::InvalidData,
         };
         match db.code() {
             Some(code)
@@ -446,7 +349,7 @@ impl Postgres {
     /// Creates or migrates the schema, one transaction under an advisory
     /// lock; refuses a schema newer than this build's.
     async fn migrate(&self) -> Result<(), Error> {
-        let newest = MIGRATIONS.len() as i32;
+        let newest = migrations::newest(migrations::POSTGRES) as i32;
         let found = self
             .retrying("cannot create or migrate its schema", |mut client| async move {
                 let t = client.transaction().await?;
@@ -463,9 +366,11 @@ impl Postgres {
                 if found > newest {
                     return Ok(found);
                 }
-                for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-                    t.batch_execute(migration).await?;
-                    t.execute("INSERT INTO extract_schema (version) VALUES ($1)", &[&(i as i32 + 1)]).await?;
+                for migration in migrations::after(migrations::POSTGRES, found.max(0) as u32) {
+                    tracing::info!(target: "extract", migration = migration.name, "migrating the journal's schema");
+                    t.batch_execute(migration.sql).await?;
+                    let number = migration.number as i32;
+                    t.execute("INSERT INTO extract_schema (version) VALUES ($1)", &[&number]).await?;
                 }
                 t.commit().await?;
                 Ok(found)
@@ -487,14 +392,24 @@ impl Postgres {
                 if create {
                     client
                         .execute(
-                            "INSERT INTO extract_runs (name, tool, schema) VALUES ($1, $2, $3)
+                            &client
+                                .prepare_cached(
+                                    "INSERT INTO extract_runs (name, tool, schema) VALUES ($1, $2, $3)
                              ON CONFLICT (name) DO NOTHING",
+                                )
+                                .await?,
                             &[run, &header.tool, &header.schema],
                         )
                         .await?;
                 }
-                let row =
-                    client.query_opt("SELECT tool, schema FROM extract_runs WHERE name = $1", &[run]).await?;
+                let row = client
+                    .query_opt(
+                        &client
+                            .prepare_cached("SELECT tool, schema FROM extract_runs WHERE name = $1")
+                            .await?,
+                        &[run],
+                    )
+                    .await?;
                 Ok(row.map(|r| (r.get(0), r.get(1))))
             })
             .await?;
@@ -512,7 +427,13 @@ impl Postgres {
         let run = &self.settings.run;
         let found = self
             .retrying("cannot read the run's header", |client| async move {
-                Ok(client.query_opt("SELECT 1 FROM extract_runs WHERE name = $1", &[run]).await?.is_some())
+                Ok(client
+                    .query_opt(
+                        &client.prepare_cached("SELECT 1 FROM extract_runs WHERE name = $1").await?,
+                        &[run],
+                    )
+                    .await?
+                    .is_some())
             })
             .await?;
         if found { Ok(()) } else { Err(self.no_run()) }
@@ -542,17 +463,23 @@ impl Postgres {
         self.retrying("cannot record the run's documents", |mut client| async move {
             let t = client.transaction().await?;
             t.execute(
-                "INSERT INTO extract_documents (run, id, position, content, state)
+                &t.prepare_cached(
+                    "INSERT INTO extract_documents (run, id, position, content, state)
                  SELECT $1, d.id, d.position, d.content, 'pending'
                  FROM unnest($2::text[], $3::bigint[], $4::text[]) AS d (id, position, content)
                  ON CONFLICT (run, id) DO UPDATE
                      SET content = excluded.content, state = 'pending', lease_owner = NULL, lease_until = NULL
                      WHERE extract_documents.content <> excluded.content",
+                )
+                .await?,
                 &[run, ids, positions, contents],
             )
             .await?;
             t.execute(
-                "UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'",
+                &t.prepare_cached(
+                    "UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'",
+                )
+                .await?,
                 &[run],
             )
             .await?;
@@ -569,7 +496,9 @@ impl Postgres {
         self.retrying("cannot claim a document", |client| async move {
             let row = client
                 .query_opt(
-                    "UPDATE extract_documents d
+                    &client
+                        .prepare_cached(
+                            "UPDATE extract_documents d
                      SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond'
                      WHERE d.run = $1 AND d.id = (
                          SELECT id FROM extract_documents
@@ -580,6 +509,8 @@ impl Postgres {
                          LIMIT 1
                          FOR UPDATE SKIP LOCKED)
                      RETURNING d.id",
+                        )
+                        .await?,
                     &[run, worker, &lease, &not_mine],
                 )
                 .await?;
@@ -594,8 +525,12 @@ impl Postgres {
         self.retrying("cannot let go of a document", |client| async move {
             client
                 .execute(
-                    "UPDATE extract_documents SET lease_owner = NULL, lease_until = NULL
+                    &client
+                        .prepare_cached(
+                            "UPDATE extract_documents SET lease_owner = NULL, lease_until = NULL
                      WHERE run = $1 AND id = $2 AND lease_owner = $3",
+                        )
+                        .await?,
                     &[run, &document, worker],
                 )
                 .await?;
@@ -608,17 +543,13 @@ impl Postgres {
     pub async fn renew(&self) -> Result<(), Error> {
         let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
         self.retrying("cannot renew its leases", |client| async move {
-            client
-                .execute(
-                    "UPDATE extract_documents SET lease_until = now() + $3 * interval '1 millisecond'
-                     WHERE run = $1 AND lease_owner = $2 AND state = 'pending'",
+            client.execute(&client.prepare_cached("UPDATE extract_documents SET lease_until = now() + $3 * interval '1 millisecond'
+                     WHERE run = $1 AND lease_owner = $2 AND state = 'pending'").await?,
                     &[run, worker, &lease],
                 )
                 .await?;
-            client
-                .execute(
-                    "UPDATE extract_runs SET coordinator_until = now() + $3 * interval '1 millisecond'
-                     WHERE name = $1 AND coordinator = $2",
+            client.execute(&client.prepare_cached("UPDATE extract_runs SET coordinator_until = now() + $3 * interval '1 millisecond'
+                     WHERE name = $1 AND coordinator = $2").await?,
                     &[run, worker, &lease],
                 )
                 .await?;
@@ -632,7 +563,14 @@ impl Postgres {
         let run = &self.settings.run;
         self.retrying("cannot read the run's documents", |client| async move {
             let rows = client
-                .query("SELECT id FROM extract_documents WHERE run = $1 AND state = 'pending'", &[run])
+                .query(
+                    &client
+                        .prepare_cached(
+                            "SELECT id FROM extract_documents WHERE run = $1 AND state = 'pending'",
+                        )
+                        .await?,
+                    &[run],
+                )
                 .await?;
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
@@ -644,7 +582,14 @@ impl Postgres {
         let run = &self.settings.run;
         self.retrying("cannot count the run's documents", |client| async move {
             let rows = client
-                .query("SELECT state, count(*) FROM extract_documents WHERE run = $1 GROUP BY state", &[run])
+                .query(
+                    &client
+                        .prepare_cached(
+                            "SELECT state, count(*) FROM extract_documents WHERE run = $1 GROUP BY state",
+                        )
+                        .await?,
+                    &[run],
+                )
                 .await?;
             let mut counts = Counts::default();
             for row in rows {
@@ -671,32 +616,34 @@ impl Postgres {
         outcome: Option<&OutcomeRow>,
     ) -> Result<Recording, Error> {
         let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
+        let (part, rung, attempt) = record.key.stored();
+        let (part, rung, attempt) = (&(part as i32), &(rung as i32), &(attempt as i32));
         self.retrying("cannot record a reply", |mut client| async move {
             let t = client.transaction().await?;
-            let held = t
-                .execute(
-                    "UPDATE extract_documents SET lease_until = CASE WHEN lease_owner IS NULL THEN NULL
+            let held = t.execute(&t.prepare_cached("UPDATE extract_documents SET lease_until = CASE WHEN lease_owner IS NULL THEN NULL
                          ELSE now() + $4 * interval '1 millisecond' END
-                     WHERE run = $1 AND id = $2 AND (lease_owner IS NULL OR lease_owner = $3)",
+                     WHERE run = $1 AND id = $2 AND (lease_owner IS NULL OR lease_owner = $3)").await?,
                     &[run, &record.document, worker, &lease],
                 )
                 .await?;
             if held == 0 {
                 return Ok(Recording::LeaseLost);
             }
-            let inserted = t
-                .execute(
-                    "INSERT INTO extract_replies (run, document, content, attempt, prompt, batch, reply, done, worker)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                     ON CONFLICT (run, document, content, attempt) DO NOTHING",
+            let inserted = t.execute(&t.prepare_cached("INSERT INTO extract_replies
+                         (run, document, content, part, rung, attempt, prompt, batch, reply, cancelled, done, worker)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                     ON CONFLICT (run, document, content, part, rung, attempt) DO NOTHING").await?,
                     &[
                         run,
                         &record.document,
                         &record.content,
-                        &(record.attempt as i32),
+                        part,
+                        rung,
+                        attempt,
                         &record.prompt,
                         &record.batch,
                         &record.reply,
+                        &record.cancelled,
                         &outcome.is_some(),
                         worker,
                     ],
@@ -705,11 +652,9 @@ impl Postgres {
             if inserted == 0 {
                 // This very reply, committed by a try whose answer was lost,
                 // or another worker's answer to the same attempt.
-                let stored = t
-                    .query_one(
-                        "SELECT reply, worker FROM extract_replies
-                         WHERE run = $1 AND document = $2 AND content = $3 AND attempt = $4",
-                        &[run, &record.document, &record.content, &(record.attempt as i32)],
+                let stored = t.query_one(&t.prepare_cached("SELECT reply, worker FROM extract_replies
+                         WHERE run = $1 AND document = $2 AND content = $3 AND part = $4 AND rung = $5 AND attempt = $6").await?,
+                        &[run, &record.document, &record.content, part, rung, attempt],
                     )
                     .await?;
                 let (reply, by): (String, String) = (stored.get(0), stored.get(1));
@@ -737,14 +682,12 @@ impl Postgres {
         let run = &self.settings.run;
         self.retrying("cannot record a failure", |mut client| async move {
             let t = client.transaction().await?;
-            t.execute(
-                "INSERT INTO extract_failures (run, document, content, batch, error) VALUES ($1, $2, $3, $4, $5)",
+            t.execute(&t.prepare_cached("INSERT INTO extract_failures (run, document, content, batch, error) VALUES ($1, $2, $3, $4, $5)").await?,
                 &[run, &document, &content, &batch, &error],
             )
             .await?;
-            t.execute(
-                "UPDATE extract_documents SET state = 'failed', lease_owner = NULL, lease_until = NULL
-                 WHERE run = $1 AND id = $2",
+            t.execute(&t.prepare_cached("UPDATE extract_documents SET state = 'failed', lease_owner = NULL, lease_until = NULL
+                 WHERE run = $1 AND id = $2").await?,
                 &[run, &document],
             )
             .await?;
@@ -760,10 +703,8 @@ impl Postgres {
     pub async fn coordinate(&self) -> Result<bool, Error> {
         let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
         self.retrying("cannot take the coordination of the run's batches", |client| async move {
-            let taken = client
-                .execute(
-                    "UPDATE extract_runs SET coordinator = $2, coordinator_until = now() + $3 * interval '1 millisecond'
-                     WHERE name = $1 AND (coordinator IS NULL OR coordinator = $2 OR coordinator_until < now())",
+            let taken = client.execute(&client.prepare_cached("UPDATE extract_runs SET coordinator = $2, coordinator_until = now() + $3 * interval '1 millisecond'
+                     WHERE name = $1 AND (coordinator IS NULL OR coordinator = $2 OR coordinator_until < now())").await?,
                     &[run, worker, &lease],
                 )
                 .await?;
@@ -779,8 +720,12 @@ impl Postgres {
         self.retrying("cannot let go of the coordination of the run's batches", |client| async move {
             client
                 .execute(
-                    "UPDATE extract_runs SET coordinator = NULL, coordinator_until = NULL
+                    &client
+                        .prepare_cached(
+                            "UPDATE extract_runs SET coordinator = NULL, coordinator_until = NULL
                      WHERE name = $1 AND coordinator = $2",
+                        )
+                        .await?,
                     &[run, worker],
                 )
                 .await?;
@@ -802,26 +747,23 @@ impl Postgres {
         let listed = serde_json::to_string(documents).unwrap_or_default();
         let (run, worker, listed) = (&self.settings.run, &self.worker, &listed);
         let requests = documents.len() as i64;
+        let created_at = &crate::clock::from_unix_seconds(created_at);
         let number = self
             .retrying("cannot record the intent to create a message batch", |mut client| async move {
                 let t = client.transaction().await?;
-                let coordinating = t
-                    .query_opt(
-                        "SELECT 1 FROM extract_runs WHERE name = $1 AND coordinator = $2 AND coordinator_until > now()
-                         FOR UPDATE",
+                let coordinating = t.query_opt(&t.prepare_cached("SELECT 1 FROM extract_runs WHERE name = $1 AND coordinator = $2 AND coordinator_until > now()
+                         FOR UPDATE").await?,
                         &[run, worker],
                     )
                     .await?;
                 if coordinating.is_none() {
                     return Ok(None);
                 }
-                let row = t
-                    .query_one(
-                        "INSERT INTO extract_batches (run, token, created_at, requests, documents)
+                let row = t.query_one(&t.prepare_cached("INSERT INTO extract_batches (run, token, created_at, requests, documents)
                          VALUES ($1, $2, $3, $4, $5)
                          ON CONFLICT (token) DO UPDATE SET token = excluded.token
-                         RETURNING intent",
-                        &[run, &token, &created_at, &requests, listed],
+                         RETURNING intent").await?,
+                        &[run, &token, created_at, &requests, listed],
                     )
                     .await?;
                 t.commit().await?;
@@ -835,7 +777,12 @@ impl Postgres {
     // Message batches are the Claude backend's.
     pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         self.retrying("cannot record a message batch's id", |client| async move {
-            client.execute("UPDATE extract_batches SET id = $2 WHERE intent = $1", &[&intent, &id]).await?;
+            client
+                .execute(
+                    &client.prepare_cached("UPDATE extract_batches SET id = $2 WHERE intent = $1").await?,
+                    &[&intent, &id],
+                )
+                .await?;
             Ok(())
         })
         .await
@@ -846,7 +793,12 @@ impl Postgres {
     pub async fn abandon(&self, intent: i64) -> Result<(), Error> {
         self.retrying("cannot record that a batch intent is abandoned", |client| async move {
             client
-                .execute("UPDATE extract_batches SET abandoned = true WHERE intent = $1", &[&intent])
+                .execute(
+                    &client
+                        .prepare_cached("UPDATE extract_batches SET abandoned = true WHERE intent = $1")
+                        .await?,
+                    &[&intent],
+                )
                 .await?;
             Ok(())
         })
@@ -863,9 +815,7 @@ impl Postgres {
     ) -> Result<(), Error> {
         let run = &self.settings.run;
         self.retrying("cannot record a resend", |client| async move {
-            client
-                .execute(
-                    "INSERT INTO extract_resends (run, document, batch, reason, counted) VALUES ($1, $2, $3, $4, $5)",
+            client.execute(&client.prepare_cached("INSERT INTO extract_resends (run, document, batch, reason, counted) VALUES ($1, $2, $3, $4, $5)").await?,
                     &[run, &document, &batch, &reason, &counted],
                 )
                 .await?;
@@ -880,7 +830,11 @@ impl Postgres {
         self.retrying("cannot record that a message batch was collected", |client| async move {
             client
                 .execute(
-                    "UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2",
+                    &client
+                        .prepare_cached(
+                            "UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2",
+                        )
+                        .await?,
                     &[run, &batch],
                 )
                 .await?;
@@ -901,13 +855,19 @@ impl Postgres {
         self.retrying("cannot record a review", |mut client| async move {
             let t = client.transaction().await?;
             t.execute(
-                "INSERT INTO extract_reviews (run, document, content, fix) VALUES ($1, $2, $3, $4)",
+                &t.prepare_cached(
+                    "INSERT INTO extract_reviews (run, document, content, fix) VALUES ($1, $2, $3, $4)",
+                )
+                .await?,
                 &[run, &document, &content, &fix],
             )
             .await?;
             write_outcome(&t, run, document, outcome).await?;
             t.execute(
-                "UPDATE extract_outcomes SET reviewed = true WHERE run = $1 AND document = $2",
+                &t.prepare_cached(
+                    "UPDATE extract_outcomes SET reviewed = true WHERE run = $1 AND document = $2",
+                )
+                .await?,
                 &[run, &document],
             )
             .await?;
@@ -923,10 +883,8 @@ impl Postgres {
         let run = &self.settings.run;
         let ms: f64 = self
             .retrying("cannot read the run's pause", |client| async move {
-                let row = client
-                    .query_one(
-                        "SELECT coalesce(extract(epoch FROM (paused_until - now())) * 1000, 0)::float8
-                         FROM extract_runs WHERE name = $1",
+                let row = client.query_one(&client.prepare_cached("SELECT coalesce(extract(epoch FROM (paused_until - now())) * 1000, 0)::float8
+                         FROM extract_runs WHERE name = $1").await?,
                         &[run],
                     )
                     .await?;
@@ -943,11 +901,9 @@ impl Postgres {
     pub async fn pause(&self, wait: Duration) -> Result<(), Error> {
         let (run, wait) = (&self.settings.run, millis(wait));
         self.retrying("cannot record the run's pause", |client| async move {
-            client
-                .execute(
-                    "UPDATE extract_runs
+            client.execute(&client.prepare_cached("UPDATE extract_runs
                      SET paused_until = greatest(coalesce(paused_until, now()), now() + $2 * interval '1 millisecond')
-                     WHERE name = $1",
+                     WHERE name = $1").await?,
                     &[run, &wait],
                 )
                 .await?;
@@ -965,144 +921,81 @@ impl Postgres {
         only: Option<&str>,
     ) -> Result<Recorded, Error> {
         let run = &self.settings.run;
-        let (events, reviews, rejections, batches) = self
+        let (events, batches) = self
             .retrying("cannot read it", |client| async move {
-                // One round trip for a document's events and reviews, in the order they happened.
-                let rows = client
-                    .query(
-                        "SELECT 'reply', at, document, content, batch, reply, false FROM extract_replies
-                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
-                         UNION ALL SELECT 'failed', at, document, content, batch, NULL, false FROM extract_failures
-                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
-                         UNION ALL SELECT 'resent', at, document, NULL, batch, NULL, counted FROM extract_resends
-                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
-                         UNION ALL SELECT 'review', at, document, content, NULL, fix, false FROM extract_reviews
-                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
-                         UNION ALL SELECT 'rejected', at, document, content, NULL, NULL, false FROM extract_rejections
-                             WHERE run = $1 AND ($2::text IS NULL OR document = $2)
-                         ORDER BY 2",
-                        &[run, &only],
-                    )
-                    .await?;
-                let mut events = Vec::new();
-                let mut reviews = Vec::new();
-                let mut rejections = Vec::new();
-                for row in rows {
-                    let (kind, at, document): (&str, i64, String) = (row.get(0), row.get(1), row.get(2));
-                    match kind {
-                        "reply" => events.push((
-                            at,
-                            Event::Reply { document, content: row.get(3), batch: row.get(4), reply: row.get(5) },
-                        )),
-                        "failed" => {
-                            events.push((at, Event::Failed { document, content: row.get(3), batch: row.get(4) }))
-                        }
-                        "resent" => events.push((
-                            at,
-                            Event::Resent { document, batch: row.get(4), counted: row.get(6) },
-                        )),
-                        "rejected" => rejections.push((document, row.get(3))),
-                        _ => reviews.push((document, row.get(3), row.get(5))),
-                    }
-                }
-                if only.is_some() {
-                    // One document's records, for a worker that claimed it: batches are the coordinator's.
-                    return Ok((events, reviews, rejections, Vec::new()));
-                }
-                let batches = client
-                    .query(
-                        "SELECT intent, created_at, requests, documents, id FROM extract_batches
-                         WHERE run = $1 AND NOT collected AND NOT abandoned ORDER BY intent",
-                        &[run],
-                    )
+                // One round trip for a document's events, in the order they happened.
+                let events = client
+                    .query(&client.prepare_cached(EVENTS).await?, &[run, &only])
                     .await?
                     .iter()
-                    .map(|r| OpenBatch {
-                        intent: r.get(0),
-                        created_at: r.get(1),
-                        requests: r.get(2),
-                        documents: r.get(3),
-                        id: r.get(4),
-                    })
-                    .collect();
-                Ok((events, reviews, rejections, batches))
+                    .map(Event::read)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if only.is_some() {
+                    // One document's records, for a worker that claimed it: batches are the coordinator's.
+                    return Ok((events, Vec::new()));
+                }
+                let select = client
+                    .prepare_cached(
+                        "SELECT intent, created_at, requests, documents, id FROM extract_batches
+                         WHERE run = $1 AND NOT collected AND NOT abandoned ORDER BY intent",
+                    )
+                    .await?;
+                let batches = client
+                    .query(&select, &[run])
+                    .await?
+                    .iter()
+                    .map(OpenBatch::read)
+                    .collect::<Result<_, _>>()?;
+                Ok((events, batches))
             })
             .await?;
-        Recorded::from_events(events, reviews, rejections, batches, contents).map_err(|e| {
+        Recorded::from_events(events, batches, contents).map_err(|e| {
             self.refused(JournalProblem::Unreadable(format!("a recorded reply does not read back: {e}")))
         })
     }
 
     /// Every document of the run, in id order, with its outcome for its
     /// current content, if any, and its last failure.
-    pub(crate) async fn documents_with_outcomes(&self) -> Result<Vec<super::stored::Exported>, Error> {
+    pub(crate) async fn documents_with_outcomes(&self) -> Result<Vec<Exported>, Error> {
         let run = &self.settings.run;
         self.retrying("cannot read its outcomes", |client| async move {
-            let rows = client
-                .query(
+            let select = client
+                .prepare_cached(
                     "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
                             (SELECT error FROM extract_failures f
                              WHERE f.run = d.run AND f.document = d.id AND f.content = d.content
-                             ORDER BY at DESC LIMIT 1)
+                             ORDER BY seq DESC LIMIT 1)
                      FROM extract_documents d
                      LEFT JOIN extract_outcomes o ON o.run = d.run AND o.document = d.id AND o.content = d.content
                      WHERE d.run = $1
                      ORDER BY d.id",
-                    &[run],
                 )
                 .await?;
-            let json = |text: Option<String>| text.map(|t| serde_json::from_str(&t).unwrap_or(serde_json::Value::Null));
-            Ok(rows
-                .iter()
-                .map(|row| {
-                    let outcome = json(row.get(1)).map(|packet| {
-                        (packet, row.get::<_, i32>(2) as u32, json(row.get(3)).unwrap_or_default(), row.get::<_, bool>(4))
-                    });
-                    super::stored::Exported {
-                        id: row.get(0),
-                        outcome,
-                        facts: json(row.get(5)).unwrap_or_default(),
-                        failure: row.get(6),
-                    }
-                })
-                .collect())
+            client.query(&select, &[run]).await?.iter().map(Exported::read).collect()
         })
         .await
     }
 
     /// Every review and rejection of the run's documents as they are now, oldest first.
-    pub(crate) async fn reviews(&self) -> Result<Vec<super::stored::StoredReview>, Error> {
+    pub(crate) async fn reviews(&self) -> Result<Vec<StoredReview>, Error> {
         let run = &self.settings.run;
         self.retrying("cannot read its reviews", |client| async move {
-            let rows = client
-                .query(
-                    "SELECT r.at, r.document, r.reviewer, r.reviewed_at, r.fix, r.fields_before, r.fields_after,
+            let select = client
+                .prepare_cached(
+                    "SELECT r.seq, r.document, r.reviewer, r.reviewed_at, r.fix, r.fields_before, r.fields_after,
                             r.overrode, NULL
                      FROM extract_reviews r
                      JOIN extract_documents d ON d.run = r.run AND d.id = r.document AND d.content = r.content
                      WHERE r.run = $1
                      UNION ALL
-                     SELECT j.at, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
+                     SELECT j.seq, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
                      FROM extract_rejections j
                      JOIN extract_documents d ON d.run = j.run AND d.id = j.document AND d.content = j.content
                      WHERE j.run = $1
                      ORDER BY 1",
-                    &[run],
                 )
                 .await?;
-            Ok(rows
-                .iter()
-                .map(|r| super::stored::StoredReview {
-                    document: r.get(1),
-                    reviewer: r.get(2),
-                    at: r.get(3),
-                    fix: r.get(4),
-                    before: r.get(5),
-                    after: r.get(6),
-                    overrode: r.get(7),
-                    rejected: r.get(8),
-                })
-                .collect())
+            client.query(&select, &[run]).await?.iter().map(StoredReview::read).collect()
         })
         .await
     }
@@ -1120,16 +1013,19 @@ async fn write_outcome(
     outcome: &OutcomeRow,
 ) -> Result<(), Failure> {
     t.execute(
-        "INSERT INTO extract_outcomes (run, document, content, status, packet, attempts, usage, facts)
+        &t.prepare_cached(
+            "INSERT INTO extract_outcomes (run, document, content, state, packet, attempts, usage, facts)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (run, document) DO UPDATE SET content = excluded.content, status = excluded.status,
+         ON CONFLICT (run, document) DO UPDATE SET content = excluded.content, state = excluded.state,
              packet = excluded.packet, attempts = excluded.attempts, usage = excluded.usage,
              facts = excluded.facts, reviewed = false",
+        )
+        .await?,
         &[
             &run,
             &document,
             &outcome.content,
-            &outcome.status,
+            &outcome.state,
             &outcome.packet,
             &(outcome.attempts as i32),
             &outcome.usage,
@@ -1137,13 +1033,50 @@ async fn write_outcome(
         ],
     )
     .await?;
-    let state = if outcome.status == "ok" { "valid" } else { "escalated" };
-    t.execute(
-        "UPDATE extract_documents SET state = $3, lease_owner = NULL, lease_until = NULL WHERE run = $1 AND id = $2",
-        &[&run, &document, &state],
+    t.execute(&t.prepare_cached("UPDATE extract_documents SET state = $3, lease_owner = NULL, lease_until = NULL WHERE run = $1 AND id = $2").await?,
+        &[&run, &document, &outcome.state],
     )
     .await?;
     Ok(())
+}
+
+/// Every event of the run's documents (of one when `$2` names it), in the
+/// order of [`Event::read`]'s columns.
+const EVENTS: &str = "
+    SELECT 'reply', seq, document, content, part, rung, attempt, batch, reply, cancelled FROM extract_replies
+        WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+    UNION ALL SELECT 'failed', seq, document, content, NULL, NULL, NULL, batch, NULL, false FROM extract_failures
+        WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+    UNION ALL SELECT 'resent', seq, document, NULL, NULL, NULL, NULL, batch, reason, counted FROM extract_resends
+        WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+    UNION ALL SELECT 'reviewed', seq, document, content, NULL, NULL, NULL, NULL, fix, false FROM extract_reviews
+        WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+    UNION ALL SELECT 'rejected', seq, document, content, NULL, NULL, NULL, NULL, reason, false FROM extract_rejections
+        WHERE run = $1 AND ($2::text IS NULL OR document = $2)
+    ORDER BY 2";
+
+impl Columns for tokio_postgres::Row {
+    type Error = Failure;
+    fn text(&self, i: usize) -> Result<Option<String>, Failure> {
+        Ok(self.try_get(i)?)
+    }
+    /// `BIGINT` or `INTEGER`.
+    fn number(&self, i: usize) -> Result<Option<i64>, Failure> {
+        match self.try_get::<_, Option<i64>>(i) {
+            Ok(number) => Ok(number),
+            Err(_) => Ok(self.try_get::<_, Option<i32>>(i)?.map(i64::from)),
+        }
+    }
+    fn flag(&self, i: usize) -> Result<Option<bool>, Failure> {
+        Ok(self.try_get(i)?)
+    }
+    /// PostgreSQL keeps times as `TIMESTAMPTZ`.
+    fn time(&self, i: usize) -> Result<Option<i64>, Failure> {
+        Ok(self.try_get::<_, Option<std::time::SystemTime>>(i)?.map(crate::clock::unix_seconds_of))
+    }
+    fn malformed(&self, i: usize, what: &str) -> Failure {
+        Failure::Malformed(format!("column {i} does not read as {what}"))
+    }
 }
 
 #[cfg(test)]
@@ -1164,11 +1097,5 @@ mod tests {
         );
         assert_eq!(mask("host=db user=u password='a b' dbname=x"), "host=db user=u password=*** dbname=x");
         assert_eq!(mask("host=db password=s3cret"), "host=db password=***");
-    }
-
-    #[test]
-    fn migrations_are_numbered_in_one_list_and_never_empty() {
-        assert!(!MIGRATIONS.is_empty());
-        assert!(MIGRATIONS.iter().all(|m| !m.trim().is_empty()));
     }
 }

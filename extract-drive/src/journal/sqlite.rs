@@ -20,110 +20,26 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::stored::{Exported, StoredReview};
-use super::{Event, JournalProblem, OpenBatch, OutcomeRow, Recorded, ReplyRecord};
+use super::migrations;
+use super::rows::{Event, Exported, OpenBatch, StoredReview, Waiting};
+use super::{JournalProblem, OutcomeRow, Recorded, ReplyRecord};
 use crate::Error;
 
 /// Our `application_id` in the database header: "EXTR".
 pub(crate) const APPLICATION_ID: i32 = 0x4558_5452;
 
-/// The schema's version (`user_version`). A journal of a newer version is
-/// refused; later versions migrate older ones forward ([`migrate`]): format 2
-/// added who reviewed, when, the fields before and after, the checks
-/// overridden, and rejected documents.
-pub(crate) const FORMAT: i32 = 2;
-
-/// The schema of a run: its header, documents, replies, outcomes, batch
-/// intents and ids, resends, failures and reviews. `at` orders the events
-/// of a document across tables (one writer at a time, so a counter).
-const SCHEMA: &str = "
-CREATE TABLE run (
-    key TEXT PRIMARY KEY,      -- 'tool', 'schema', 'format'
-    value TEXT NOT NULL
-);
-CREATE TABLE documents (
-    id TEXT PRIMARY KEY,
-    content TEXT NOT NULL,     -- digest of its content, the tool and the instructions
-    state TEXT NOT NULL        -- 'pending', 'valid', 'escalated', 'failed'
-);
-CREATE TABLE replies (
-    at INTEGER PRIMARY KEY,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    prompt TEXT NOT NULL,      -- digest of the correction it answered ('' on a first attempt)
-    batch TEXT,
-    reply TEXT NOT NULL,       -- the Reply as JSON
-    done INTEGER NOT NULL      -- whether it ended the document's run
-);
-CREATE INDEX replies_by_document ON replies (document, at);
-CREATE TABLE outcomes (
-    document TEXT PRIMARY KEY,
-    content TEXT NOT NULL,
-    status TEXT NOT NULL,      -- 'ok', 'escalated'
-    packet TEXT NOT NULL,      -- the outcome packet as JSON
-    attempts INTEGER NOT NULL,
-    usage TEXT NOT NULL,       -- Usage as JSON
-    facts TEXT NOT NULL,       -- what the run's statistics count of it, as JSON
-    reviewed INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE failures (
-    at INTEGER PRIMARY KEY,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    batch TEXT,
-    error TEXT NOT NULL
-);
-CREATE TABLE batches (
-    intent INTEGER PRIMARY KEY,
-    created_at INTEGER NOT NULL,  -- unix seconds, committed before the create call
-    requests INTEGER NOT NULL,
-    documents TEXT NOT NULL,      -- [[id, attempt, content], ...] as JSON
-    id TEXT UNIQUE,               -- the API's batch id, once it answered
-    collected INTEGER NOT NULL DEFAULT 0,
-    abandoned INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE resends (
-    at INTEGER PRIMARY KEY,
-    document TEXT NOT NULL,
-    batch TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    counted INTEGER NOT NULL
-);
-CREATE TABLE reviews (
-    at INTEGER PRIMARY KEY,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    fix TEXT NOT NULL
-);
-";
-
-/// What format 2 adds to format 1: each review's reviewer, time (RFC 3339),
-/// the changed fields before and after (JSON objects) and the fingerprints
-/// of the violations it overrode (a JSON list); rejected documents.
-const FORMAT_2: &str = "
-ALTER TABLE reviews ADD COLUMN reviewer TEXT;
-ALTER TABLE reviews ADD COLUMN reviewed_at TEXT;
-ALTER TABLE reviews ADD COLUMN before TEXT;
-ALTER TABLE reviews ADD COLUMN after TEXT;
-ALTER TABLE reviews ADD COLUMN overrode TEXT;
-CREATE TABLE rejections (
-    at INTEGER PRIMARY KEY,
-    document TEXT NOT NULL,
-    content TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    rejected_at TEXT NOT NULL,  -- RFC 3339
-    reason TEXT NOT NULL
-);
-";
+/// The schema's version (`user_version`): the number of the newest
+/// migration ([`migrations::SQLITE`]). A journal of a newer version is
+/// refused; an older one is brought forward by [`migrate`].
+pub(crate) const FORMAT: i32 = migrations::newest(migrations::SQLITE) as i32;
 
 /// An open journal: the connection, and the lock that makes it the only
 /// run on it (dropped after the connection: fields drop in order).
 pub(crate) struct Sqlite {
     path: PathBuf,
     connection: Mutex<Connection>,
-    /// The next `at` of an event.
-    next_at: Mutex<i64>,
+    /// The next `seq` of an event.
+    next_seq: Mutex<i64>,
     _lock: Option<File>,
 }
 
@@ -212,11 +128,11 @@ impl Sqlite {
             .pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| connection.pragma_update(None, "synchronous", "FULL"))
             .map_err(|e| db(path, "cannot set WAL mode with synchronous=FULL", e))?;
-        let next_at = next_at(&connection).map_err(|e| db(path, "cannot read it", e))?;
+        let next_seq = next_seq(&connection).map_err(|e| db(path, "cannot read it", e))?;
         Ok(Sqlite {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
-            next_at: Mutex::new(next_at),
+            next_seq: Mutex::new(next_seq),
             _lock: Some(lock),
         })
     }
@@ -247,44 +163,55 @@ impl Sqlite {
         connection
             .pragma_update(None, "synchronous", "FULL")
             .map_err(|e| db(path, "cannot set synchronous=FULL", e))?;
-        let next_at = next_at(&connection).map_err(|e| db(path, "cannot read it", e))?;
+        let next_seq = next_seq(&connection).map_err(|e| db(path, "cannot read it", e))?;
         Ok(Sqlite {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
-            next_at: Mutex::new(next_at),
+            next_seq: Mutex::new(next_seq),
             _lock: None,
         })
     }
 
-    /// Runs `work` in one transaction, committed (durably) before it returns.
+    /// Runs `work` in one transaction, committed (durably) before it
+    /// returns, with the next `seq` of an event.
     fn transaction<R>(
         &self,
         what: &str,
         work: impl FnOnce(&rusqlite::Transaction<'_>, &mut i64) -> rusqlite::Result<R>,
     ) -> Result<R, Error> {
         let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let mut next_at = self.next_at.lock().unwrap_or_else(|p| p.into_inner());
-        let mut at = *next_at;
+        let mut next_seq = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seq = *next_seq;
         let done = (|| {
             let transaction = connection.transaction()?;
-            let result = work(&transaction, &mut at)?;
+            let result = work(&transaction, &mut seq)?;
             transaction.commit()?;
             Ok(result)
         })();
         match done {
             Ok(result) => {
-                *next_at = at;
+                *next_seq = seq;
                 Ok(result)
             }
             Err(e) => Err(db(&self.path, what, e)),
         }
     }
 
+    /// Reads with the connection (statements prepared once per connection).
+    fn reading<R>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<R>,
+    ) -> Result<R, Error> {
+        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        work(&connection).map_err(|e| db(&self.path, what, e))
+    }
+
     /// Records the run's documents with their content digests (new ones
     /// pending; a changed one pending again).
     pub fn documents(&self, documents: &[(String, String)]) -> Result<(), Error> {
         self.transaction("cannot record the run's documents", |t, _| {
-            let mut insert = t.prepare(
+            let mut insert = t.prepare_cached(
                 "INSERT INTO documents (id, content, state) VALUES (?1, ?2, 'pending')
                  ON CONFLICT (id) DO UPDATE SET content = excluded.content, state = 'pending'
                  WHERE content <> excluded.content",
@@ -298,22 +225,26 @@ impl Sqlite {
 
     /// A reply, and the outcome it ended the run with, in one transaction.
     pub fn reply(&self, record: &ReplyRecord, outcome: Option<&OutcomeRow>) -> Result<(), Error> {
-        self.transaction("cannot record a reply", |t, at| {
-            t.execute(
-                "INSERT INTO replies (at, document, content, attempt, prompt, batch, reply, done)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    *at,
-                    record.document,
-                    record.content,
-                    record.attempt,
-                    record.prompt,
-                    record.batch,
-                    record.reply,
-                    outcome.is_some()
-                ],
-            )?;
-            *at += 1;
+        let (part, rung, attempt) = record.key.stored();
+        self.transaction("cannot record a reply", |t, seq| {
+            t.prepare_cached(
+                "INSERT INTO replies (seq, document, content, part, rung, attempt, prompt, batch, reply, cancelled, done)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?
+            .execute(params![
+                *seq,
+                record.document,
+                record.content,
+                part,
+                rung,
+                attempt,
+                record.prompt,
+                record.batch,
+                record.reply,
+                record.cancelled,
+                outcome.is_some()
+            ])?;
+            *seq += 1;
             if let Some(outcome) = outcome {
                 write_outcome(t, &record.document, outcome)?;
             }
@@ -329,26 +260,26 @@ impl Sqlite {
         error: &str,
         batch: Option<&str>,
     ) -> Result<(), Error> {
-        self.transaction("cannot record a failure", |t, at| {
-            t.execute(
-                "INSERT INTO failures (at, document, content, batch, error) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![*at, document, content, batch, error],
-            )?;
-            *at += 1;
-            t.execute("UPDATE documents SET state = 'failed' WHERE id = ?1", params![document])?;
+        self.transaction("cannot record a failure", |t, seq| {
+            t.prepare_cached(
+                "INSERT INTO failures (seq, document, content, batch, error) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![*seq, document, content, batch, error])?;
+            *seq += 1;
+            t.prepare_cached("UPDATE documents SET state = 'failed' WHERE id = ?1")?
+                .execute(params![document])?;
             Ok(())
         })
     }
 
-    /// The intent to create a batch of `documents` ([id, attempt, content]),
-    /// committed before the create call; its number.
+    /// The intent to create a batch of `documents` ([id, attempt, content])
+    /// at `created_at` (unix seconds), committed before the create call; its number.
     pub fn intent(&self, created_at: i64, documents: &[(String, u32, String)]) -> Result<i64, Error> {
         let listed = serde_json::to_string(documents).unwrap_or_default();
+        let created_at = crate::clock::rfc3339(created_at);
         self.transaction("cannot record the intent to create a message batch", |t, _| {
-            t.execute(
-                "INSERT INTO batches (created_at, requests, documents) VALUES (?1, ?2, ?3)",
-                params![created_at, documents.len() as i64, listed],
-            )?;
+            t.prepare_cached("INSERT INTO batches (created_at, requests, documents) VALUES (?1, ?2, ?3)")?
+                .execute(params![created_at, documents.len() as i64, listed])?;
             Ok(t.last_insert_rowid())
         })
     }
@@ -356,7 +287,7 @@ impl Sqlite {
     /// The API's id of the batch of `intent`.
     pub fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
         self.transaction("cannot record a message batch's id", |t, _| {
-            t.execute("UPDATE batches SET id = ?2 WHERE intent = ?1", params![intent, id])?;
+            t.prepare_cached("UPDATE batches SET id = ?2 WHERE intent = ?1")?.execute(params![intent, id])?;
             Ok(())
         })
     }
@@ -365,25 +296,26 @@ impl Sqlite {
     /// documents are sent again.
     pub fn abandon(&self, intent: i64) -> Result<(), Error> {
         self.transaction("cannot record that a batch intent is abandoned", |t, _| {
-            t.execute("UPDATE batches SET abandoned = 1 WHERE intent = ?1", params![intent])?;
+            t.prepare_cached("UPDATE batches SET abandoned = 1 WHERE intent = ?1")?
+                .execute(params![intent])?;
             Ok(())
         })
     }
 
     pub fn resent(&self, document: &str, batch: &str, reason: &str, counted: bool) -> Result<(), Error> {
-        self.transaction("cannot record a resend", |t, at| {
-            t.execute(
-                "INSERT INTO resends (at, document, batch, reason, counted) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![*at, document, batch, reason, counted],
-            )?;
-            *at += 1;
+        self.transaction("cannot record a resend", |t, seq| {
+            t.prepare_cached(
+                "INSERT INTO resends (seq, document, batch, reason, counted) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![*seq, document, batch, reason, counted])?;
+            *seq += 1;
             Ok(())
         })
     }
 
     pub fn collected(&self, batch: &str) -> Result<(), Error> {
         self.transaction("cannot record that a message batch was collected", |t, _| {
-            t.execute("UPDATE batches SET collected = 1 WHERE id = ?1", params![batch])?;
+            t.prepare_cached("UPDATE batches SET collected = 1 WHERE id = ?1")?.execute(params![batch])?;
             Ok(())
         })
     }
@@ -396,14 +328,13 @@ impl Sqlite {
         fix: &str,
         outcome: &OutcomeRow,
     ) -> Result<(), Error> {
-        self.transaction("cannot record a review", |t, at| {
-            t.execute(
-                "INSERT INTO reviews (at, document, content, fix) VALUES (?1, ?2, ?3, ?4)",
-                params![*at, document, content, fix],
-            )?;
-            *at += 1;
+        self.transaction("cannot record a review", |t, seq| {
+            t.prepare_cached("INSERT INTO reviews (seq, document, content, fix) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![*seq, document, content, fix])?;
+            *seq += 1;
             write_outcome(t, document, outcome)?;
-            t.execute("UPDATE outcomes SET reviewed = 1 WHERE document = ?1", params![document])?;
+            t.prepare_cached("UPDATE outcomes SET reviewed = 1 WHERE document = ?1")?
+                .execute(params![document])?;
             Ok(())
         })
     }
@@ -412,51 +343,56 @@ impl Sqlite {
     /// `contents` (by id): replies under another content are kept in the
     /// database but not replayed, and such documents are counted.
     pub fn recorded(&self, contents: &BTreeMap<String, String>) -> Result<Recorded, Error> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        read(&connection, contents).map_err(|e| db(&self.path, "cannot read it", e))
+        let (events, batches) = self.reading("cannot read it", |c| {
+            let events = c
+                .prepare_cached(EVENTS)?
+                .query_map([], |row| Event::read(row))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let batches = c
+                .prepare_cached(
+                    "SELECT intent, created_at, requests, documents, id FROM batches
+                     WHERE collected = 0 AND abandoned = 0 ORDER BY intent",
+                )?
+                .query_map([], |row| OpenBatch::read(row))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((events, batches))
+        })?;
+        Recorded::from_events(events, batches, contents).map_err(|e| {
+            refused(
+                &self.path,
+                JournalProblem::Unreadable(format!("a recorded reply does not read back: {e}")),
+            )
+        })
     }
 
     /// Every document of the run, in id order, with its outcome for its
     /// current content, if any, and its last failure.
     pub fn documents_with_outcomes(&self) -> Result<Vec<Exported>, Error> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let rows = (|| {
-            let mut select = connection.prepare(
+        self.reading("cannot read its outcomes", |c| {
+            c.prepare_cached(
                 "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
                         (SELECT error FROM failures f WHERE f.document = d.id AND f.content = d.content
-                         ORDER BY at DESC LIMIT 1)
+                         ORDER BY seq DESC LIMIT 1)
                  FROM documents d LEFT JOIN outcomes o ON o.document = d.id AND o.content = d.content
                  ORDER BY d.id",
-            )?;
-            let rows = select.query_map([], |row| {
-                let json = |text: Option<String>| {
-                    text.map(|t| serde_json::from_str(&t).unwrap_or(serde_json::Value::Null))
-                };
-                let packet = json(row.get(1)?);
-                let outcome = match packet {
-                    Some(packet) => Some((
-                        packet,
-                        row.get::<_, u32>(2)?,
-                        json(row.get(3)?).unwrap_or_default(),
-                        row.get::<_, bool>(4)?,
-                    )),
-                    None => None,
-                };
-                let facts = json(row.get(5)?).unwrap_or_default();
-                Ok(Exported { id: row.get(0)?, outcome, facts, failure: row.get(6)? })
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })();
-        rows.map_err(|e| db(&self.path, "cannot read its outcomes", e))
+            )?
+            .query_map([], |row| Exported::read(row))?
+            .collect()
+        })
     }
 }
 
-/// Whether `document` (of content `content`) still waits for a reviewer:
-/// escalated, not reviewed, not rejected.
-const WAITING: &str =
-    "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
-     WHERE d.id = ?1 AND d.content = ?2 AND o.status = 'escalated' AND o.reviewed = 0
-       AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)";
+/// Every event of every document, in the order of [`Event::read`]'s columns.
+const EVENTS: &str = "
+    SELECT 'reply', seq, document, content, part, rung, attempt, batch, reply, cancelled FROM replies
+    UNION ALL SELECT 'failed', seq, document, content, NULL, NULL, NULL, batch, NULL, 0 FROM failures
+    UNION ALL SELECT 'resent', seq, document, NULL, NULL, NULL, NULL, batch, reason, counted FROM resends
+    UNION ALL SELECT 'reviewed', seq, document, content, NULL, NULL, NULL, NULL, fix, 0 FROM reviews
+    UNION ALL SELECT 'rejected', seq, document, content, NULL, NULL, NULL, NULL, reason, 0 FROM rejections
+    ORDER BY 2";
+
+/// Whether `document` (of content `content`) still waits for a reviewer.
+const STILL_WAITING: &str = "SELECT count(*) FROM waiting WHERE document = ?1 AND content = ?2";
 
 impl Sqlite {
     /// Opens an existing journal of `header`'s tool read-only: what the
@@ -470,7 +406,7 @@ impl Sqlite {
         Ok(Sqlite {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
-            next_at: Mutex::new(0),
+            next_seq: Mutex::new(0),
             _lock: None,
         })
     }
@@ -480,25 +416,12 @@ impl Sqlite {
     /// content digest and outcome packet; and how many were reviewed and
     /// rejected.
     pub fn waiting(&self) -> Result<(Vec<Waiting>, u64, u64), Error> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let read = (|| {
-            let mut select = connection.prepare(
-                "SELECT d.id, d.content, o.packet FROM documents d
-                 JOIN outcomes o ON o.document = d.id AND o.content = d.content
-                 WHERE o.status = 'escalated' AND o.reviewed = 0
-                   AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)
-                 ORDER BY d.id",
-            )?;
-            let rows = select.query_map([], |r| {
-                let packet: String = r.get(2)?;
-                Ok(Waiting {
-                    id: r.get(0)?,
-                    content: r.get(1)?,
-                    packet: serde_json::from_str(&packet).unwrap_or(serde_json::Value::Null),
-                })
-            })?;
-            let waiting = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-            let count = |sql: &str| connection.query_row(sql, [], |r| r.get::<_, i64>(0));
+        self.reading("cannot read its review queue", |c| {
+            let waiting = c
+                .prepare_cached("SELECT document, content, packet FROM waiting ORDER BY document")?
+                .query_map([], |row| Waiting::read(row))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let count = |sql: &str| c.prepare_cached(sql)?.query_row([], |r| r.get::<_, i64>(0));
             let reviewed = count(
                 "SELECT count(*) FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
                  WHERE o.reviewed = 1",
@@ -508,37 +431,24 @@ impl Sqlite {
                  ON d.id = r.document AND d.content = r.content",
             )?;
             Ok((waiting, reviewed as u64, rejected as u64))
-        })();
-        read.map_err(|e| db(&self.path, "cannot read its review queue", e))
+        })
     }
 
     /// The ids of every document that waits for a reviewer, in id order,
     /// and document `id`'s content digest and outcome packet if it is one:
     /// what a document's page needs, without reading every packet.
     pub fn around(&self, id: &str) -> Result<(Vec<String>, Option<Waiting>), Error> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let read = (|| {
-            let mut select = connection.prepare(
-                "SELECT d.id FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
-                 WHERE o.status = 'escalated' AND o.reviewed = 0
-                   AND NOT EXISTS (SELECT 1 FROM rejections r WHERE r.document = d.id AND r.content = d.content)
-                 ORDER BY d.id",
-            )?;
-            let ids =
-                select.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
-            if ids.binary_search_by(|probe| probe.as_str().cmp(id)).is_err() {
-                return Ok((ids, None));
-            }
-            let (content, packet): (String, String) = connection.query_row(
-                "SELECT d.content, o.packet FROM documents d JOIN outcomes o ON o.document = d.id AND o.content = d.content
-                 WHERE d.id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let packet = serde_json::from_str(&packet).unwrap_or(serde_json::Value::Null);
-            Ok((ids, Some(Waiting { id: id.to_string(), content, packet })))
-        })();
-        read.map_err(|e| db(&self.path, "cannot read its review queue", e))
+        self.reading("cannot read its review queue", |c| {
+            let ids = c
+                .prepare_cached("SELECT document FROM waiting ORDER BY document")?
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let waiting = c
+                .prepare_cached("SELECT document, content, packet FROM waiting WHERE document = ?1")?
+                .query_row(params![id], |row| Waiting::read(row))
+                .optional()?;
+            Ok((ids, waiting))
+        })
     }
 
     /// A reviewer's fix from the desk (already validated) and the reviewed
@@ -546,27 +456,29 @@ impl Sqlite {
     /// writes). `Ok(false)` records nothing: the document no longer waits
     /// (another reviewer was first, or a run changed it).
     pub fn desk_review(&self, review: &DeskReview<'_>, outcome: &OutcomeRow) -> Result<bool, Error> {
-        self.immediate("cannot record a review", |t, at| {
-            if t.query_row(WAITING, params![review.document, review.content], |r| r.get::<_, i64>(0))? == 0 {
+        let reviewed_at = self.time(review.at)?;
+        self.immediate("cannot record a review", |t, seq| {
+            if t.prepare_cached(STILL_WAITING)?.query_row(params![review.document, review.content], |r| r.get::<_, i64>(0))? == 0 {
                 return Ok(false);
             }
-            t.execute(
-                "INSERT INTO reviews (at, document, content, fix, reviewer, reviewed_at, before, after, overrode)
+            t.prepare_cached(
+                "INSERT INTO reviews (seq, document, content, fix, reviewer, reviewed_at, fields_before, fields_after, overrode)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    at,
-                    review.document,
-                    review.content,
-                    review.fix,
-                    review.reviewer,
-                    review.at,
-                    review.before,
-                    review.after,
-                    review.overrode
-                ],
-            )?;
+            )?
+            .execute(params![
+                seq,
+                review.document,
+                review.content,
+                review.fix,
+                review.reviewer,
+                reviewed_at,
+                review.before,
+                review.after,
+                review.overrode
+            ])?;
             write_outcome(t, review.document, outcome)?;
-            t.execute("UPDATE outcomes SET reviewed = 1 WHERE document = ?1", params![review.document])?;
+            t.prepare_cached("UPDATE outcomes SET reviewed = 1 WHERE document = ?1")?
+                .execute(params![review.document])?;
             Ok(true)
         })
     }
@@ -581,22 +493,38 @@ impl Sqlite {
         rejected_at: &str,
         reason: &str,
     ) -> Result<bool, Error> {
-        self.immediate("cannot record a rejection", |t, at| {
-            if t.query_row(WAITING, params![document, content], |r| r.get::<_, i64>(0))? == 0 {
+        let rejected_at = self.time(rejected_at)?;
+        self.immediate("cannot record a rejection", |t, seq| {
+            if t.prepare_cached(STILL_WAITING)?
+                .query_row(params![document, content], |r| r.get::<_, i64>(0))?
+                == 0
+            {
                 return Ok(false);
             }
-            t.execute(
-                "INSERT INTO rejections (at, document, content, reviewer, rejected_at, reason)
+            t.prepare_cached(
+                "INSERT INTO rejections (seq, document, content, reviewer, rejected_at, reason)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![at, document, content, reviewer, rejected_at, reason],
-            )?;
+            )?
+            .execute(params![seq, document, content, reviewer, rejected_at, reason])?;
             Ok(true)
         })
     }
 
+    /// `time` (RFC 3339) as the journal writes times: UTC, to the second.
+    fn time(&self, time: &str) -> Result<String, Error> {
+        match crate::clock::unix_seconds(time) {
+            Some(seconds) => Ok(crate::clock::rfc3339(seconds)),
+            None => Err(Error::config(format!(
+                "journal {}: {} is not an RFC 3339 time",
+                self.path.display(),
+                crate::quote_prefix(time)
+            ))),
+        }
+    }
+
     /// Runs `work` in an immediate transaction (the write lock taken first,
     /// so what it checks cannot change before it writes), with the next
-    /// `at` read inside it: a run writing the journal meanwhile cannot take
+    /// `seq` read inside it: a run writing the journal meanwhile cannot take
     /// the same one.
     fn immediate<R>(
         &self,
@@ -607,8 +535,8 @@ impl Sqlite {
         let done = (|| {
             let transaction =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let at = next_at(&transaction)?;
-            let result = work(&transaction, at)?;
+            let seq = next_seq(&transaction)?;
+            let result = work(&transaction, seq)?;
             transaction.commit()?;
             Ok(result)
         })();
@@ -616,42 +544,22 @@ impl Sqlite {
     }
 
     /// Every review and rejection of the run's documents as they are now,
-    /// oldest first: the fixes as (document, reviewer, time, fix, before,
-    /// after, overrode), the rejections as (document, reviewer, time, reason).
+    /// oldest first.
     pub fn reviews(&self) -> Result<Vec<StoredReview>, Error> {
-        let connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        let read = (|| {
-            let mut select = connection.prepare(
-                "SELECT r.at, r.document, r.reviewer, r.reviewed_at, r.fix, r.before, r.after, r.overrode, NULL
+        self.reading("cannot read its reviews", |c| {
+            c.prepare_cached(
+                "SELECT r.seq, r.document, r.reviewer, r.reviewed_at, r.fix, r.fields_before, r.fields_after,
+                        r.overrode, NULL
                  FROM reviews r JOIN documents d ON d.id = r.document AND d.content = r.content
                  UNION ALL
-                 SELECT j.at, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
+                 SELECT j.seq, j.document, j.reviewer, j.rejected_at, NULL, NULL, NULL, NULL, j.reason
                  FROM rejections j JOIN documents d ON d.id = j.document AND d.content = j.content
                  ORDER BY 1",
-            )?;
-            let rows = select.query_map([], |r| {
-                Ok(StoredReview {
-                    document: r.get(1)?,
-                    reviewer: r.get(2)?,
-                    at: r.get(3)?,
-                    fix: r.get(4)?,
-                    before: r.get(5)?,
-                    after: r.get(6)?,
-                    overrode: r.get(7)?,
-                    rejected: r.get(8)?,
-                })
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })();
-        read.map_err(|e| db(&self.path, "cannot read its reviews", e))
+            )?
+            .query_map([], |row| StoredReview::read(row))?
+            .collect()
+        })
     }
-}
-
-/// A document waiting for a reviewer: its id, content digest and outcome packet.
-pub(crate) struct Waiting {
-    pub id: String,
-    pub content: String,
-    pub packet: serde_json::Value,
 }
 
 /// A desk review as the journal stores it (JSON texts).
@@ -660,6 +568,7 @@ pub(crate) struct DeskReview<'a> {
     pub content: &'a str,
     pub fix: &'a str,
     pub reviewer: &'a str,
+    /// RFC 3339.
     pub at: &'a str,
     pub before: &'a str,
     pub after: &'a str,
@@ -671,24 +580,24 @@ fn write_outcome(
     document: &str,
     outcome: &OutcomeRow,
 ) -> rusqlite::Result<()> {
-    t.execute(
-        "INSERT INTO outcomes (document, content, status, packet, attempts, usage, facts)
+    t.prepare_cached(
+        "INSERT INTO outcomes (document, content, state, packet, attempts, usage, facts)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT (document) DO UPDATE SET content = excluded.content, status = excluded.status,
+         ON CONFLICT (document) DO UPDATE SET content = excluded.content, state = excluded.state,
              packet = excluded.packet, attempts = excluded.attempts, usage = excluded.usage,
              facts = excluded.facts, reviewed = 0",
-        params![
-            document,
-            outcome.content,
-            outcome.status,
-            outcome.packet,
-            outcome.attempts,
-            outcome.usage,
-            outcome.facts
-        ],
-    )?;
-    let state = if outcome.status == "ok" { "valid" } else { "escalated" };
-    t.execute("UPDATE documents SET state = ?2 WHERE id = ?1", params![document, state])?;
+    )?
+    .execute(params![
+        document,
+        outcome.content,
+        outcome.state,
+        outcome.packet,
+        outcome.attempts,
+        outcome.usage,
+        outcome.facts
+    ])?;
+    t.prepare_cached("UPDATE documents SET state = ?2 WHERE id = ?1")?
+        .execute(params![document, outcome.state])?;
     Ok(())
 }
 
@@ -711,14 +620,16 @@ fn lock(path: &Path) -> Result<File, Error> {
     Ok(file)
 }
 
-/// A new journal: header and schema in one transaction, before WAL mode
-/// (so that the database's first page already says whose it is).
+/// A new journal: its header and every migration in one transaction, before
+/// WAL mode (so that the database's first page already says whose it is).
 fn create(connection: &Connection, path: &Path, header: &Header<'_>) -> Result<(), Error> {
     let made = (|| {
         let transaction = connection.unchecked_transaction()?;
-        transaction.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {FORMAT}; {SCHEMA} {FORMAT_2}"
-        ))?;
+        transaction.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}"))?;
+        for migration in migrations::SQLITE {
+            transaction.execute_batch(migration.sql)?;
+        }
+        transaction.execute_batch(&format!("PRAGMA user_version = {FORMAT}"))?;
         transaction.execute(
             "INSERT INTO run (key, value) VALUES ('tool', ?1), ('schema', ?2), ('format', ?3)",
             params![header.tool, header.schema, FORMAT.to_string()],
@@ -729,8 +640,8 @@ fn create(connection: &Connection, path: &Path, header: &Header<'_>) -> Result<(
 }
 
 /// Brings a journal of an older format (checked ours, not newer) up to
-/// [`FORMAT`], in one immediate transaction: two openers at once migrate it
-/// once, the second finding it done.
+/// [`FORMAT`] with the migrations it lacks, in one immediate transaction:
+/// two openers at once migrate it once, the second finding it done.
 fn migrate(connection: &Connection, path: &Path) -> Result<(), Error> {
     let version = |c: &Connection| {
         c.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get::<_, i32>(0))
@@ -741,8 +652,10 @@ fn migrate(connection: &Connection, path: &Path) -> Result<(), Error> {
         }
         let transaction =
             rusqlite::Transaction::new_unchecked(connection, rusqlite::TransactionBehavior::Immediate)?;
-        if version(&transaction)? < 2 {
-            transaction.execute_batch(FORMAT_2)?;
+        let found = version(&transaction)?.max(0) as u32;
+        for migration in migrations::after(migrations::SQLITE, found) {
+            tracing::info!(target: "extract", journal = %path.display(), migration = migration.name, "migrating the journal");
+            transaction.execute_batch(migration.sql)?;
         }
         transaction.execute_batch(&format!("PRAGMA user_version = {FORMAT}"))?;
         transaction.execute("UPDATE run SET value = ?1 WHERE key = 'format'", params![FORMAT.to_string()])?;
@@ -805,79 +718,10 @@ fn check_header(connection: &Connection, path: &Path, header: &Header<'_>) -> Re
     Ok(())
 }
 
-fn next_at(connection: &Connection) -> rusqlite::Result<i64> {
-    connection.query_row(
-        "SELECT 1 + max(coalesce((SELECT max(at) FROM replies), 0), coalesce((SELECT max(at) FROM failures), 0),
-                        coalesce((SELECT max(at) FROM resends), 0), coalesce((SELECT max(at) FROM reviews), 0),
-                        coalesce((SELECT max(at) FROM rejections), 0))",
-        [],
-        |r| r.get(0),
-    )
-}
-
-fn read(connection: &Connection, contents: &BTreeMap<String, String>) -> rusqlite::Result<Recorded> {
-    let mut events: Vec<(i64, Event)> = Vec::new();
-    {
-        let mut select = connection.prepare("SELECT at, document, content, batch, reply FROM replies")?;
-        let rows = select.query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                Event::Reply { document: r.get(1)?, content: r.get(2)?, batch: r.get(3)?, reply: r.get(4)? },
-            ))
-        })?;
-        for row in rows {
-            events.push(row?);
-        }
-        let mut select = connection.prepare("SELECT at, document, content, batch FROM failures")?;
-        let rows = select.query_map([], |r| {
-            Ok((r.get(0)?, Event::Failed { document: r.get(1)?, content: r.get(2)?, batch: r.get(3)? }))
-        })?;
-        for row in rows {
-            events.push(row?);
-        }
-        let mut select = connection.prepare("SELECT at, document, batch, counted FROM resends")?;
-        let rows = select.query_map([], |r| {
-            Ok((r.get(0)?, Event::Resent { document: r.get(1)?, batch: r.get(2)?, counted: r.get(3)? }))
-        })?;
-        for row in rows {
-            events.push(row?);
-        }
-    }
-    let mut reviews = Vec::new();
-    let mut rejections = Vec::new();
-    let mut batches = Vec::new();
-    {
-        let mut select = connection.prepare("SELECT document, content, fix FROM reviews ORDER BY at")?;
-        let rows = select.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
-        })?;
-        for row in rows {
-            reviews.push(row?);
-        }
-        let mut select = connection.prepare("SELECT document, content FROM rejections")?;
-        let rows = select.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-        for row in rows {
-            rejections.push(row?);
-        }
-        let mut select = connection.prepare(
-            "SELECT intent, created_at, requests, documents, id FROM batches
-             WHERE collected = 0 AND abandoned = 0 ORDER BY intent",
-        )?;
-        let rows = select.query_map([], |r| {
-            Ok(OpenBatch {
-                intent: r.get(0)?,
-                created_at: r.get(1)?,
-                requests: r.get(2)?,
-                documents: r.get(3)?,
-                id: r.get(4)?,
-            })
-        })?;
-        for row in rows {
-            batches.push(row?);
-        }
-    }
-    Recorded::from_events(events, reviews, rejections, batches, contents)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+fn next_seq(connection: &Connection) -> rusqlite::Result<i64> {
+    connection.prepare_cached("SELECT 1 + coalesce(max(seq), 0) FROM (SELECT seq FROM replies UNION ALL SELECT seq FROM failures
+        UNION ALL SELECT seq FROM resends UNION ALL SELECT seq FROM reviews UNION ALL SELECT seq FROM rejections)")?
+        .query_row([], |r| r.get(0))
 }
 
 #[cfg(test)]
@@ -885,7 +729,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_journal_of_format_1_is_brought_to_format_2_by_its_first_writer_and_keeps_its_rows() {
+    fn a_journal_of_format_1_is_brought_to_the_newest_format_by_its_first_writer_and_keeps_its_rows() {
         let dir = std::env::temp_dir().join(format!("extract-journal-migrate-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("old.db");
@@ -894,7 +738,8 @@ mod tests {
             // A journal as format 1 wrote it, with one review.
             let old = Connection::open(&path).unwrap();
             old.execute_batch(&format!(
-                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; {SCHEMA}"
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1; {}",
+                migrations::SQLITE[0].sql
             ))
             .unwrap();
             old.execute_batch(
@@ -918,7 +763,7 @@ mod tests {
             db.query_row("SELECT user_version FROM pragma_user_version", [], |r| r.get(0)).unwrap();
         let format: String =
             db.query_row("SELECT value FROM run WHERE key = 'format'", [], |r| r.get(0)).unwrap();
-        assert_eq!((version, format.as_str()), (FORMAT, "2"));
+        assert_eq!((version, format), (FORMAT, FORMAT.to_string()));
         // A read-only reader of the migrated journal sees the new tables.
         let reader = Sqlite::open_read_only(&path, &header).unwrap();
         assert_eq!(reader.waiting().unwrap().0.len(), 0);

@@ -176,28 +176,6 @@ pub(crate) fn path_from(text: &str) -> FieldPath {
     FieldPath::from_segments(segments)
 }
 
-/// One review or rejection read back (JSON texts; `rejected` is a rejection's reason).
-pub(crate) struct StoredReview {
-    pub document: String,
-    pub reviewer: Option<String>,
-    pub at: Option<String>,
-    pub fix: Option<String>,
-    pub before: Option<String>,
-    pub after: Option<String>,
-    pub overrode: Option<String>,
-    pub rejected: Option<String>,
-}
-
-/// One document of a journal's run, as exported.
-pub(crate) struct Exported {
-    pub id: String,
-    /// Its outcome packet, attempts, usage, and whether a reviewer fixed it.
-    pub outcome: Option<(serde_json::Value, u32, serde_json::Value, bool)>,
-    /// What the statistics count of its outcome (`Null` without one).
-    pub facts: serde_json::Value,
-    pub failure: Option<String>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

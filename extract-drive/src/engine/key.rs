@@ -1,0 +1,49 @@
+//! Which call of a document's run a reply answers.
+
+use std::num::NonZeroU32;
+
+/// The call a reply answers, within its document (and the document's
+/// content): the part of the document it was asked about, the rung of the
+/// ladder of models that answered, and the attempt. The journal keys every
+/// reply by it, so a run over windows, over a ladder or over streams needs
+/// no other schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallKey {
+    /// The part of the document the call was about.
+    pub part: Part,
+    /// The rung of the ladder of models (0: the first model).
+    pub rung: u32,
+    /// The attempt (1 to 4).
+    pub attempt: u32,
+}
+
+/// The part of a document a call was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    /// The whole document.
+    Whole,
+    /// One window of a long document, numbered from 1.
+    Window(NonZeroU32),
+}
+
+impl CallKey {
+    /// Attempt `attempt` on the whole document, by the first model.
+    pub fn whole(attempt: u32) -> CallKey {
+        CallKey { part: Part::Whole, rung: 0, attempt }
+    }
+
+    /// The key as the journal stores it: part (0 for the whole), rung, attempt.
+    pub(crate) fn stored(&self) -> (i64, i64, i64) {
+        let part = match self.part {
+            Part::Whole => 0,
+            Part::Window(n) => i64::from(n.get()),
+        };
+        (part, i64::from(self.rung), i64::from(self.attempt))
+    }
+
+    /// The key of a stored part, rung and attempt.
+    pub(crate) fn read(part: u32, rung: u32, attempt: u32) -> CallKey {
+        let part = NonZeroU32::new(part).map_or(Part::Whole, Part::Window);
+        CallKey { part, rung, attempt }
+    }
+}

@@ -1,0 +1,528 @@
+//! The run engine: what every driver does to a document's [`Run`], written
+//! once. [`Extractor`], [`Bulk`](crate::Bulk) (alone or as one worker of a
+//! shared journal) and the Anthropic backend's `Batches` drive documents
+//! through it, and none of them touches the journal on its own.
+//!
+//! ```text
+//! Engine::open(documents, journal)    ids checked, contents digested, the journal opened
+//!   .jobs::<T>(&extractor)            one Job per document: its Run, and what was recorded of it
+//! job.replay()                        the recorded replies, through the Run (the policy is deterministic)
+//! engine.answer(&mut job, reply)      record, judge, commit: the reply (and the outcome it ends
+//!                                     the run with) is in the journal before the run acts on it
+//! engine.fail(&mut job, error)        a failure, recorded
+//! engine.drive(&mut job, &model)      all of the above against a model, until an outcome
+//! ```
+//!
+//! A reply is keyed by its document, the document's content, and a
+//! [`CallKey`]: the part of the document (the whole, or a window), the rung
+//! of a ladder of models and the attempt; and a reply may be a cancelled
+//! stream's prefix. Windows, ladders and streams add calls to a document's
+//! run, not a schema.
+//!
+//! Every outcome is built by the validators, never read from disk: a
+//! resumed run replays what it recorded, and a reviewer's fix is held to all
+//! three layers again ([`Job::replay`], [`Engine::answer`]).
+
+mod key;
+#[cfg(feature = "postgres")]
+mod shared;
+
+use std::collections::{BTreeSet, VecDeque};
+
+use serde_json::Value;
+use tracing::Instrument;
+
+pub use key::{CallKey, Part};
+#[cfg(feature = "postgres")]
+pub use shared::Coordinating;
+
+use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
+use crate::{Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reply, Run, Tool};
+use crate::{Validated, Violations};
+
+/// The documents of one run and its journal (if it has one), as a driver
+/// holds them. Shared by the driver's tasks (`&self` throughout) once its
+/// [`jobs`](Engine::jobs) are taken.
+pub struct Engine {
+    journal: Option<Store>,
+    /// The documents until their jobs are made.
+    documents: Vec<Document>,
+    /// The digest of each document's content (in order), under the run's
+    /// tool and instructions: the journal binds every record to it.
+    contents: Vec<String>,
+    recorded: Recorded,
+    asked_again: usize,
+}
+
+/// How a journal is opened: by the run (locked, documents recorded), or by
+/// a reader (the review queue, a review) beside a run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    Run,
+    Reader,
+}
+
+impl Engine {
+    /// The engine of one document without a journal: what
+    /// [`Extractor::extract`] drives.
+    pub fn without_journal() -> Engine {
+        Engine {
+            journal: None,
+            documents: Vec::new(),
+            contents: Vec::new(),
+            recorded: Recorded::default(),
+            asked_again: 0,
+        }
+    }
+
+    /// Begins a run of `tool` over `documents` (their ids checked unique,
+    /// their contents digested under the tool and `instructions`), with the
+    /// journal opened (and locked, one run at a time on SQLite), if there is
+    /// one, and what an earlier run recorded of them read.
+    pub async fn open(
+        documents: impl IntoIterator<Item = Document>,
+        journal: Option<&Journal>,
+        tool: &Tool,
+        instructions: Option<&str>,
+    ) -> Result<Engine, Error> {
+        Engine::opened(documents, journal, tool, instructions, Opening::Run).await
+    }
+
+    /// The journal opened to read (and to record a review), without the
+    /// run's lock, with what it recorded of `documents` as they are now.
+    pub async fn open_for_reading(
+        documents: impl IntoIterator<Item = Document>,
+        journal: &Journal,
+        tool: &Tool,
+        instructions: Option<&str>,
+    ) -> Result<Engine, Error> {
+        Engine::opened(documents, Some(journal), tool, instructions, Opening::Reader).await
+    }
+
+    async fn opened(
+        documents: impl IntoIterator<Item = Document>,
+        journal: Option<&Journal>,
+        tool: &Tool,
+        instructions: Option<&str>,
+        opening: Opening,
+    ) -> Result<Engine, Error> {
+        let documents: Vec<Document> = documents.into_iter().collect();
+        if opening == Opening::Run {
+            unique_ids(&documents)?;
+        }
+        let run = journal::run_digest(tool, instructions);
+        let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
+        let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
+        let (journal, recorded) = match (journal, opening) {
+            (Some(journal), Opening::Run) => {
+                let (store, recorded) = Store::open_for_run(journal, tool, ids).await?;
+                (Some(store), recorded)
+            }
+            (Some(journal), Opening::Reader) => {
+                let (store, recorded) = Store::open_for_reading(journal, tool, ids).await?;
+                (Some(store), recorded)
+            }
+            (None, _) => (None, Recorded::default()),
+        };
+        let asked_again = recorded.asked_again.len();
+        Ok(Engine { journal, documents, contents, recorded, asked_again })
+    }
+
+    /// One job per document, in the documents' order: its run (configured
+    /// as `extractor` configures one), what was recorded of it and the
+    /// reviewer's fix, if there is one. Taken once.
+    pub fn jobs<T, M>(&mut self, extractor: &Extractor<M>) -> Vec<Job<T>>
+    where
+        T: Extractable + Send + 'static,
+        M: Model,
+    {
+        let documents = std::mem::take(&mut self.documents);
+        let contents = std::mem::take(&mut self.contents);
+        documents
+            .into_iter()
+            .zip(contents)
+            .enumerate()
+            .map(|(index, (document, content))| {
+                let id = document.id().into_owned();
+                let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
+                let mut job = Job::of(run, index, id, content);
+                job.reviewer = Some(review_of::<T>);
+                job.take_recorded(&mut self.recorded);
+                job
+            })
+            .collect()
+    }
+
+    /// How many documents the journal had replies for under another
+    /// content (or tool, or instructions): asked again.
+    pub fn asked_again(&self) -> usize {
+        self.asked_again
+    }
+
+    /// The first write of the journal that failed, if one did: no model
+    /// call is made after it.
+    pub fn failure(&self) -> Option<Error> {
+        self.journal.as_ref().and_then(Store::failure)
+    }
+
+    /// Keeps `error` as the journal's failure, if it is the first: the run
+    /// stops making model calls.
+    pub fn keep_failure(&self, error: &Error) {
+        if let Some(journal) = &self.journal {
+            journal.fail(error);
+        }
+    }
+
+    /// Whether the run keeps a journal.
+    pub fn has_journal(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Drives `job` against `model` to its outcome: the recorded replies
+    /// first, then the model, every reply recorded before it is judged. The
+    /// inner `Err` is the document's (transport, configuration, a lease
+    /// another worker took over); the outer one the journal's: a write that
+    /// failed stops the run.
+    pub async fn drive<T: Send, M: Model>(
+        &self,
+        job: &mut Job<T>,
+        model: &M,
+    ) -> Result<Result<Outcome<T>, Error>, Error> {
+        if let Some(problem) = job.problem() {
+            return self.fail(job, Error::config(problem), None).await.map(Err);
+        }
+        let prompt = job.run.prompt();
+        let span = tracing::info_span!(
+            target: "extract",
+            "extract",
+            tool = %prompt.tool.name,
+            document = %prompt.document.id(),
+            document_bytes = prompt.document.len(),
+            document_text = tracing::field::Empty,
+        );
+        if job.run.traces_content() {
+            span.record("document_text", prompt.document_text().as_ref());
+        }
+        async move {
+            if let Some(outcome) = job.replay() {
+                return Ok(Ok(outcome));
+            }
+            loop {
+                if let Some(failure) = self.failure() {
+                    return Err(failure);
+                }
+                let reply = match model.call(job.run.prompt()).await {
+                    Ok(reply) => reply,
+                    Err(error) => return self.fail(job, error, None).await.map(Err),
+                };
+                match self.answer(job, reply, None).await {
+                    Ok(Some(outcome)) => return Ok(Ok(outcome)),
+                    Ok(None) => continue,
+                    // The journal's own failure stops the run; anything else is this document's.
+                    Err(error) => return self.failure().map_or(Ok(Err(error)), Err),
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Record, judge, commit: `reply` (to the job's current call; from
+    /// message batch `batch`, if any) is judged by the job's run and
+    /// committed to the journal with the outcome it ends the run with
+    /// (before the run acts on it); `Some` outcome when it ended the run,
+    /// with a reviewer's fix applied. `Err` when the journal could not take
+    /// it (the error carries the reply), or the reply cannot be recorded.
+    pub async fn answer<T>(
+        &self,
+        job: &mut Job<T>,
+        reply: Reply,
+        batch: Option<&str>,
+    ) -> Result<Option<Outcome<T>>, Error> {
+        // The record is made from the reply before the policy takes it.
+        let record = match &self.journal {
+            Some(_) => Some(Store::reply_record(&job.id, &job.content, job.run.prompt(), &reply, batch)?),
+            None => None,
+        };
+        let next = job.run.on_reply(reply);
+        if let (Some(journal), Some(record)) = (&self.journal, record) {
+            let outcome = match &next {
+                Next::Done(outcome) => Some(outcome),
+                Next::Call(_) => None,
+            };
+            journal.reply(record, outcome).await?;
+        }
+        job.resends = 0;
+        Ok(match next {
+            Next::Done(outcome) => Some(job.reviewed(outcome)),
+            Next::Call(_) => None,
+        })
+    }
+
+    /// `job` fails with `error` (a result of message batch `batch`, if any):
+    /// recorded (a resumed run tries it again), unless another worker took
+    /// the document over. Returns the error, saying what the attempts so
+    /// far spent; `Err` when the journal failed.
+    pub async fn fail<T>(&self, job: &mut Job<T>, error: Error, batch: Option<&str>) -> Result<Error, Error> {
+        let error = error.after(job.run.failed_attempts().to_vec(), job.run.spent());
+        if let Some(journal) = &self.journal {
+            if let Some(failure) = journal.failure() {
+                return Err(failure);
+            }
+            if !journal.lost(&job.id) {
+                journal.failed(&job.id, &job.content, &error, batch).await?;
+            }
+        }
+        Ok(error)
+    }
+
+    /// Whether another worker took `job`'s document over from this one: its
+    /// outcome is the new owner's to record and report.
+    pub fn lost<T>(&self, job: &Job<T>) -> bool {
+        self.journal.as_ref().is_some_and(|journal| journal.lost(&job.id))
+    }
+
+    /// Records a reviewer's `fix` of `job`'s escalated document, already
+    /// held to all three layers (`fixed`), and the reviewed outcome.
+    pub async fn record_review<T>(
+        &self,
+        job: &Job<T>,
+        escalation: &Escalation,
+        fix: Value,
+        fixed: Validated<T>,
+    ) -> Result<Validated<T>, Error> {
+        let journal = self.journal.as_ref().ok_or_else(|| Error::config("a review needs a journal"))?;
+        let output = crate::run::review::patched(escalation, fix.clone());
+        let outcome = Outcome::Valid(fixed);
+        journal.reviewed(&job.id, &job.content, &fix, &outcome, output).await?;
+        let Outcome::Valid(fixed) = outcome else { unreachable!("built valid above") };
+        Ok(fixed)
+    }
+}
+
+/// The message batches of a run, as its journal holds them: what the
+/// Batches driver resumes from and records through.
+#[derive(Debug, Default)]
+pub struct BatchLedger {
+    /// Batches created and not yet collected, oldest first, each with its
+    /// documents and their attempts.
+    pub open: Vec<(String, Vec<(String, u32)>)>,
+    /// Batches about to be created when an earlier run stopped, whose id
+    /// the API never gave it.
+    pub intents: Vec<Intent>,
+    /// The results already handled, as (batch id, document id).
+    pub handled: BTreeSet<(String, String)>,
+}
+
+impl Engine {
+    /// The run's message batches as the journal holds them. Taken once.
+    pub fn batches(&mut self) -> BatchLedger {
+        BatchLedger {
+            open: std::mem::take(&mut self.recorded.open_batches),
+            intents: std::mem::take(&mut self.recorded.intents),
+            handled: std::mem::take(&mut self.recorded.handled),
+        }
+    }
+
+    /// Commits the intent to create a batch of `documents` (id, attempt,
+    /// content digest), before the create call; its number (`None` without
+    /// a journal).
+    pub async fn intent(
+        &self,
+        created_at: i64,
+        documents: Vec<(String, u32, String)>,
+    ) -> Result<Option<i64>, Error> {
+        match &self.journal {
+            Some(journal) => journal.intent(created_at, documents).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Records the API's id for the batch of `intent`.
+    pub async fn batch_created(&self, intent: Option<i64>, id: &str) -> Result<(), Error> {
+        match (&self.journal, intent) {
+            (Some(journal), Some(intent)) => journal.batch_created(intent, id).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Records that `intent` made no batch (or is to be forgotten).
+    pub async fn abandon(&self, intent: Option<i64>) -> Result<(), Error> {
+        match (&self.journal, intent) {
+            (Some(journal), Some(intent)) => journal.abandon(intent).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Records that `job`'s current call goes into a later batch again,
+    /// and why; a `counted` resend counts toward the job's limit.
+    pub async fn resent<T>(
+        &self,
+        job: &mut Job<T>,
+        batch: &str,
+        reason: &str,
+        counted: bool,
+    ) -> Result<(), Error> {
+        if let Some(journal) = &self.journal {
+            journal.resent(&job.id, batch, reason, counted).await?;
+        }
+        job.resends += u32::from(counted);
+        Ok(())
+    }
+
+    /// Records that batch `batch` was collected whole.
+    pub async fn collected(&self, batch: &str) -> Result<(), Error> {
+        match &self.journal {
+            Some(journal) => journal.collected(batch).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// Holds a reviewer's fix to all three layers, as `review::<T>` does.
+type Reviewer<T> = fn(&Escalation, Option<&str>, Value) -> Result<Validated<T>, Violations>;
+
+fn review_of<T: Extractable>(
+    escalation: &Escalation,
+    text: Option<&str>,
+    fix: Value,
+) -> Result<Validated<T>, Violations> {
+    crate::run::review::review_searchable::<T>(escalation, text, fix)
+}
+
+/// One document in the engine: its [`Run`], the replies recorded of it
+/// still to replay, and a reviewer's fix.
+pub struct Job<T> {
+    index: usize,
+    id: String,
+    content: String,
+    run: Run<T>,
+    replay: VecDeque<RecordedReply>,
+    /// A reviewer's fix, applied to the outcome the run ends with.
+    fix: Option<Value>,
+    /// Whether a reviewer rejected the document (its source unusable).
+    rejected: bool,
+    reviewer: Option<Reviewer<T>>,
+    /// How many times the current call has been sent again (message batches).
+    resends: u32,
+}
+
+impl<T> Job<T> {
+    /// A job of `run` alone: no journal, no review (what
+    /// [`Extractor::run`] drives).
+    pub fn new(run: Run<T>) -> Job<T> {
+        let id = run.prompt().document.id().into_owned();
+        Job::of(run, 0, id, String::new())
+    }
+
+    fn of(run: Run<T>, index: usize, id: String, content: String) -> Job<T> {
+        Job {
+            index,
+            id,
+            content,
+            run,
+            replay: VecDeque::new(),
+            fix: None,
+            rejected: false,
+            reviewer: None,
+            resends: 0,
+        }
+    }
+
+    /// Its place among the run's documents.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Its document's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The digest of its content, under the run's tool and instructions.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    /// Its run.
+    pub fn run(&self) -> &Run<T> {
+        &self.run
+    }
+
+    /// How many times its current call has been sent again.
+    pub fn resends(&self) -> u32 {
+        self.resends
+    }
+
+    /// Whether a reviewer already decided on its document (fixed or rejected it).
+    pub fn decided(&self) -> bool {
+        self.fix.is_some() || self.rejected
+    }
+
+    /// Why its document cannot be sent (a bad id), if it cannot: it fails
+    /// at once, without a call.
+    pub fn problem(&self) -> Option<String> {
+        self.run.prompt().document.problem()
+    }
+
+    /// Starts the job's run afresh, as `extractor` configures one.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn restart<M: Model>(&mut self, extractor: &Extractor<M>)
+    where
+        T: Extractable + Send + 'static,
+    {
+        let document = self.run.prompt().document.clone();
+        self.run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
+    }
+
+    /// Takes what `recorded` holds of this document: its replies to the
+    /// whole document, in order, its reviewer's fix and its resends.
+    fn take_recorded(&mut self, recorded: &mut Recorded) {
+        let replies = recorded.replies.remove(&self.id).unwrap_or_default();
+        self.replay = replies.into_iter().filter(|r| r.key.part == Part::Whole).collect();
+        self.fix = recorded.reviews.remove(&self.id);
+        self.rejected = recorded.rejected.remove(&self.id);
+        self.resends = recorded.resends.remove(&self.id).unwrap_or(0);
+    }
+
+    /// Replays the recorded replies through the run; `Some` outcome (with
+    /// a reviewer's fix applied) when they end it. The model is not called.
+    pub fn replay(&mut self) -> Option<Outcome<T>> {
+        while let Some(recorded) = self.replay.pop_front() {
+            if let Next::Done(outcome) = self.run.on_reply(recorded.reply) {
+                self.replay.clear();
+                return Some(self.reviewed(outcome));
+            }
+        }
+        None
+    }
+
+    /// `outcome`, valid with the reviewer's value when a reviewer fixed the
+    /// escalation and the fix still passes all three layers (else as it was).
+    fn reviewed(&mut self, outcome: Outcome<T>) -> Outcome<T> {
+        let (Some(fix), Some(reviewer)) = (self.fix.take(), self.reviewer) else { return outcome };
+        match outcome {
+            Outcome::Escalated(escalation) => {
+                match reviewer(&escalation, self.run.prompt().document.searchable_text(), fix) {
+                    Ok(fixed) => Outcome::Valid(fixed),
+                    Err(_) => Outcome::Escalated(escalation),
+                }
+            }
+            valid => valid,
+        }
+    }
+}
+
+/// `Err` naming the first id two documents share.
+fn unique_ids(documents: &[Document]) -> Result<(), Error> {
+    let mut seen = BTreeSet::new();
+    for document in documents {
+        if !seen.insert(document.id()) {
+            return Err(Error::config(format!(
+                "two documents have the id {}: give each its own with Document::with_id",
+                crate::quote_prefix(&document.id())
+            )));
+        }
+    }
+    Ok(())
+}
