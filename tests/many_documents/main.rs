@@ -12,3 +12,4 @@ mod support;
 mod batches;
 mod bulk;
 mod journal;
+mod migrations;

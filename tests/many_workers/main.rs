@@ -11,5 +11,6 @@ mod support;
 
 mod batches;
 mod faults;
+mod migrations;
 mod stand_in;
 mod workers;

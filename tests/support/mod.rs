@@ -8,6 +8,9 @@
 /// The scripted run with escalations the review desk's example and tests serve.
 #[cfg(feature = "desk")]
 pub mod desk_run;
+/// The run the journals of `tests/fixtures/` hold.
+#[cfg(feature = "sqlite")]
+pub mod fixture_run;
 /// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
 pub mod invoices;
 /// A real PostgreSQL server in a temporary directory, for the shared journal.
