@@ -13,3 +13,4 @@ mod batches;
 mod bulk;
 mod journal;
 mod migrations;
+mod reviews;
