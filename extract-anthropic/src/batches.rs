@@ -258,7 +258,7 @@ impl Batches {
                 let documents: Vec<(String, u32)> = chunk
                     .members
                     .iter()
-                    .map(|&i| (state.jobs[i].id().to_string(), state.jobs[i].run().attempt()))
+                    .map(|&i| (state.jobs[i].id().to_string(), state.jobs[i].attempt()))
                     .collect();
                 // The intent is committed before the create call: a run
                 // killed in between finds its batch again, or says so.
@@ -267,7 +267,7 @@ impl Batches {
                     .iter()
                     .map(|&i| {
                         let job = &state.jobs[i];
-                        (job.id().to_string(), job.run().attempt(), job.content().to_string())
+                        (job.id().to_string(), job.attempt(), job.content().to_string())
                     })
                     .collect();
                 let intent = state.engine.intent(unix_now(), listed).await?;
@@ -467,9 +467,9 @@ impl Batches {
         let document_as = if self.client().document_blocks { DocumentAs::Block } else { DocumentAs::Text };
         let mut chunks: Vec<Chunk> = Vec::new();
         for &i in pending {
-            let job = &state.jobs[i];
+            let job = &mut state.jobs[i];
             let body = request::body(
-                job.run().prompt(),
+                job.start().prompt(),
                 &self.client().model,
                 self.client().max_tokens,
                 self.client().ask(choice),
@@ -690,9 +690,7 @@ struct State<T> {
 impl<T: Extractable + Send + 'static> State<T> {
     /// Whether document `id` still waits for the result of its `attempt`.
     fn awaits(&self, id: &str, attempt: u32) -> bool {
-        self.index
-            .get(id)
-            .is_some_and(|&i| self.results[i].is_none() && self.jobs[i].run().attempt() == attempt)
+        self.index.get(id).is_some_and(|&i| self.results[i].is_none() && self.jobs[i].attempt() == attempt)
     }
 
     /// The documents of `batch` still waiting for their result from it.
@@ -799,7 +797,7 @@ impl<T: Extractable + Send + 'static> State<T> {
         if counted && self.jobs[i].resends() >= MAX_RESENDS {
             let error = Error::transport(format!(
                 "the Message Batches API gave no usable result for attempt {} after {MAX_RESENDS} resends; the last: {reason}",
-                self.jobs[i].run().attempt()
+                self.jobs[i].attempt()
             ));
             return self.fail(id, error, Some(batch)).await;
         }

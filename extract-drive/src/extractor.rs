@@ -221,6 +221,14 @@ impl<M: Model> Extractor<M> {
         block_on(self.extract_with(tool, document, validator))?
     }
 
+    async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        // Without a journal the engine has no failure of its own: its outer `Err` never comes.
+        Engine::without_journal().drive(&mut Job::new(run), &self.model).await?
+    }
+}
+
+// What needs no model: a driver of its own configures runs with these.
+impl<M> Extractor<M> {
     /// The retry budget each extraction gets.
     pub fn retry_budget(&self) -> Retries {
         self.retries
@@ -240,14 +248,23 @@ impl<M: Model> Extractor<M> {
         run.trace_content(self.trace_content).corrections(self.corrections)
     }
 
+    /// This extractor's settings without its model: what configures a run
+    /// made away from the model (the engine makes a job's run when it starts).
+    #[doc(hidden)]
+    pub fn without_model(&self) -> Extractor<()> {
+        Extractor {
+            model: (),
+            retries: self.retries,
+            instructions: self.instructions.clone(),
+            token_budget: self.token_budget,
+            trace_content: self.trace_content,
+            corrections: self.corrections,
+        }
+    }
+
     /// The caller's instructions, if any.
     pub fn instructions_text(&self) -> Option<&str> {
         self.instructions.as_deref()
-    }
-
-    async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
-        // Without a journal the engine has no failure of its own: its outer `Err` never comes.
-        Engine::without_journal().drive(&mut Job::new(run), &self.model).await?
     }
 }
 

@@ -21,9 +21,11 @@ fn document(id: &str) -> extract::Document {
 async fn a_decided_document_takes_no_second_review_through_the_api() {
     let dir = std::env::temp_dir().join(format!("extract-reviews-{}", std::process::id()));
     let path = fixture_run::copy_of("journal-sqlite-format-2.db", &dir);
-    let bulk = Bulk::new(Extractor::new(Scripted::new(Vec::<serde_json::Value>::new())).retries(Retries::new(2).unwrap()))
-        .journal(&path)
-        .unwrap();
+    let bulk = Bulk::new(
+        Extractor::new(Scripted::new(Vec::<serde_json::Value>::new())).retries(Retries::new(2).unwrap()),
+    )
+    .journal(&path)
+    .unwrap();
     let decisions = "SELECT (SELECT count(*) FROM reviews) + (SELECT count(*) FROM rejections)";
     let before = count(&path, decisions);
 

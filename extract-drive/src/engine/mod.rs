@@ -28,6 +28,7 @@ mod key;
 mod shared;
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::Value;
 use tracing::Instrument;
@@ -138,14 +139,20 @@ impl Engine {
     {
         let documents = std::mem::take(&mut self.documents);
         let contents = std::mem::take(&mut self.contents);
+        // A job's run is made when it starts, so a run over many documents
+        // holds a run (its prompt, its tool) only for those in flight.
+        let configured = extractor.without_model();
+        let starter: Starter<T> = Arc::new(move |document| {
+            configured.configure(Run::<T>::for_type(document, configured.retry_budget()))
+        });
         documents
             .into_iter()
             .zip(contents)
             .enumerate()
             .map(|(index, (document, content))| {
                 let id = document.id().into_owned();
-                let run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
-                let mut job = Job::of(run, index, id, content);
+                let mut job = Job::of(Stage::Waiting(document), index, id, content);
+                job.starter = Some(starter.clone());
                 job.reviewer = Some(review_of::<T>);
                 job.take_recorded(&mut self.recorded);
                 job
@@ -191,7 +198,8 @@ impl Engine {
         if let Some(problem) = job.problem() {
             return self.fail(job, Error::config(problem), None).await.map(Err);
         }
-        let prompt = job.run.prompt();
+        let run = job.start();
+        let prompt = run.prompt();
         let span = tracing::info_span!(
             target: "extract",
             "extract",
@@ -200,7 +208,7 @@ impl Engine {
             document_bytes = prompt.document.len(),
             document_text = tracing::field::Empty,
         );
-        if job.run.traces_content() {
+        if run.traces_content() {
             span.record("document_text", prompt.document_text().as_ref());
         }
         async move {
@@ -211,7 +219,7 @@ impl Engine {
                 if let Some(failure) = self.failure() {
                     return Err(failure);
                 }
-                let reply = match model.call(job.run.prompt()).await {
+                let reply = match model.call(job.start().prompt()).await {
                     Ok(reply) => reply,
                     Err(error) => return self.fail(job, error, None).await.map(Err),
                 };
@@ -240,11 +248,13 @@ impl Engine {
         batch: Option<&str>,
     ) -> Result<Option<Outcome<T>>, Error> {
         // The record is made from the reply before the policy takes it.
+        job.start();
+        let Stage::Running(run) = &mut job.stage else { unreachable!("started above") };
         let record = match &self.journal {
-            Some(_) => Some(Store::reply_record(&job.id, &job.content, job.run.prompt(), &reply, batch)?),
+            Some(_) => Some(Store::reply_record(&job.id, &job.content, run.prompt(), &reply, batch)?),
             None => None,
         };
-        let next = job.run.on_reply(reply);
+        let next = run.on_reply(reply);
         if let (Some(journal), Some(record)) = (&self.journal, record) {
             let outcome = match &next {
                 Next::Done(outcome) => Some(outcome),
@@ -264,7 +274,10 @@ impl Engine {
     /// the document over. Returns the error, saying what the attempts so
     /// far spent; `Err` when the journal failed.
     pub async fn fail<T>(&self, job: &mut Job<T>, error: Error, batch: Option<&str>) -> Result<Error, Error> {
-        let error = error.after(job.run.failed_attempts().to_vec(), job.run.spent());
+        let error = match &job.stage {
+            Stage::Running(run) => error.after(run.failed_attempts().to_vec(), run.spent()),
+            Stage::Waiting(_) => error,
+        };
         if let Some(journal) = &self.journal {
             if let Some(failure) = journal.failure() {
                 return Err(failure);
@@ -390,13 +403,24 @@ fn review_of<T: Extractable>(
     crate::run::review::review_searchable::<T>(escalation, text, fix)
 }
 
-/// One document in the engine: its [`Run`], the replies recorded of it
-/// still to replay, and a reviewer's fix.
+/// Makes a job's run from its document, configured as the driver's extractor configures one.
+type Starter<T> = Arc<dyn Fn(Document) -> Run<T> + Send + Sync>;
+
+/// A job's document before it starts, its run after (boxed: a waiting job
+/// stays as small as its document).
+enum Stage<T> {
+    Waiting(Document),
+    Running(Box<Run<T>>),
+}
+
+/// One document in the engine: its [`Run`] (made when it starts), the
+/// replies recorded of it still to replay, and a reviewer's fix.
 pub struct Job<T> {
     index: usize,
     id: String,
     content: String,
-    run: Run<T>,
+    stage: Stage<T>,
+    starter: Option<Starter<T>>,
     replay: VecDeque<RecordedReply>,
     /// A reviewer's fix, applied to the outcome the run ends with.
     fix: Option<Value>,
@@ -412,15 +436,16 @@ impl<T> Job<T> {
     /// [`Extractor::run`] drives).
     pub fn new(run: Run<T>) -> Job<T> {
         let id = run.prompt().document.id().into_owned();
-        Job::of(run, 0, id, String::new())
+        Job::of(Stage::Running(Box::new(run)), 0, id, String::new())
     }
 
-    fn of(run: Run<T>, index: usize, id: String, content: String) -> Job<T> {
+    fn of(stage: Stage<T>, index: usize, id: String, content: String) -> Job<T> {
         Job {
             index,
             id,
             content,
-            run,
+            stage,
+            starter: None,
             replay: VecDeque::new(),
             fix: None,
             rejected: false,
@@ -444,9 +469,39 @@ impl<T> Job<T> {
         &self.content
     }
 
-    /// Its run.
-    pub fn run(&self) -> &Run<T> {
-        &self.run
+    /// Its run, made now if the job has not started.
+    pub fn start(&mut self) -> &mut Run<T> {
+        if let Stage::Waiting(document) = &mut self.stage {
+            let document = std::mem::replace(document, Document::text(""));
+            let starter = self.starter.as_ref().expect("a waiting job has a starter");
+            self.stage = Stage::Running(Box::new(starter(document)));
+        }
+        match &mut self.stage {
+            Stage::Running(run) => run,
+            Stage::Waiting(_) => unreachable!("started above"),
+        }
+    }
+
+    /// Its run, once it started ([`start`](Job::start), [`replay`](Job::replay)
+    /// or a call); `None` before.
+    pub fn run(&self) -> Option<&Run<T>> {
+        match &self.stage {
+            Stage::Running(run) => Some(&**run),
+            Stage::Waiting(_) => None,
+        }
+    }
+
+    /// The attempt its next call is (1 before it started).
+    pub fn attempt(&self) -> u32 {
+        self.run().map_or(1, Run::attempt)
+    }
+
+    /// Its document.
+    pub fn document(&self) -> &Document {
+        match &self.stage {
+            Stage::Running(run) => &run.prompt().document,
+            Stage::Waiting(document) => document,
+        }
     }
 
     /// How many times its current call has been sent again.
@@ -462,7 +517,7 @@ impl<T> Job<T> {
     /// Why its document cannot be sent (a bad id), if it cannot: it fails
     /// at once, without a call.
     pub fn problem(&self) -> Option<String> {
-        self.run.prompt().document.problem()
+        self.document().problem()
     }
 
     /// Starts the job's run afresh, as `extractor` configures one.
@@ -471,8 +526,10 @@ impl<T> Job<T> {
     where
         T: Extractable + Send + 'static,
     {
-        let document = self.run.prompt().document.clone();
-        self.run = extractor.configure(Run::<T>::for_type(document, extractor.retry_budget()));
+        let document = self.document().clone();
+        self.stage = Stage::Running(Box::new(
+            extractor.configure(Run::<T>::for_type(document, extractor.retry_budget())),
+        ));
     }
 
     /// Takes what `recorded` holds of this document: its replies to the
@@ -488,9 +545,10 @@ impl<T> Job<T> {
     /// Replays the recorded replies through the run; `Some` outcome (with
     /// a reviewer's fix applied) when they end it. The model is not called.
     pub fn replay(&mut self) -> Option<Outcome<T>> {
-        while let Some(recorded) = self.replay.pop_front() {
-            if let Next::Done(outcome) = self.run.on_reply(recorded.reply) {
-                self.replay.clear();
+        let replies = std::mem::take(&mut self.replay);
+        let run = self.start();
+        for recorded in replies {
+            if let Next::Done(outcome) = run.on_reply(recorded.reply) {
                 return Some(self.reviewed(outcome));
             }
         }
@@ -503,7 +561,7 @@ impl<T> Job<T> {
         let (Some(fix), Some(reviewer)) = (self.fix.take(), self.reviewer) else { return outcome };
         match outcome {
             Outcome::Escalated(escalation) => {
-                match reviewer(&escalation, self.run.prompt().document.searchable_text(), fix) {
+                match reviewer(&escalation, self.document().searchable_text(), fix) {
                     Ok(fixed) => Outcome::Valid(fixed),
                     Err(_) => Outcome::Escalated(escalation),
                 }
