@@ -182,15 +182,7 @@ impl<M: Model + 'static> Bulk<M> {
                 Ok::<_, Error>(finished)
             });
         }
-        let mut finished = Vec::with_capacity(total);
-        while let Some(joined) = workers.join_next().await {
-            let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
-            match joined.and_then(|worker| worker) {
-                Ok(done) => finished.extend(done),
-                // The first failed write of the journal, which stopped the run.
-                Err(error) => return Err(engine.failure().unwrap_or(error)),
-            }
-        }
+        let finished = joined(workers, &engine).await?;
         Ok(BulkReport::in_order(finished, engine.asked_again()))
     }
 }
@@ -299,14 +291,7 @@ impl<M: Model + 'static> Bulk<M> {
             };
             workers.spawn(crate::run_pause::shared_with(pausing, work));
         }
-        let mut finished = Vec::new();
-        while let Some(joined) = workers.join_next().await {
-            let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
-            match joined.and_then(|worker| worker) {
-                Ok(done) => finished.extend(done),
-                Err(error) => return Err(engine.failure().unwrap_or(error)),
-            }
-        }
+        let mut finished = joined(workers, &engine).await?;
         drop(renewing);
         // Every worker's progress ends at the whole run's count.
         let counts = db.counts().await?;
@@ -320,6 +305,36 @@ impl<M: Model + 'static> Bulk<M> {
             .collect();
         finished.extend(engine.finished_elsewhere(rest, &self.extractor).await?);
         Ok(BulkReport::in_order(finished, engine.asked_again()))
+    }
+}
+
+/// What each worker finished: (index, id, result) of every document.
+type Finished<T> = Vec<(usize, String, Result<Outcome<T>, Error>)>;
+
+/// Every worker's documents, once all of them have stopped. A worker's
+/// `Err` (the journal's first failed write, or a panic) stops the others
+/// from calling the model, but they are waited for, not aborted: a reply
+/// already paid for still comes back and is recorded, or named in the error.
+async fn joined<T: 'static>(
+    mut workers: tokio::task::JoinSet<Result<Finished<T>, Error>>,
+    engine: &Engine,
+) -> Result<Finished<T>, Error> {
+    let mut finished = Vec::new();
+    let mut failed = None;
+    while let Some(joined) = workers.join_next().await {
+        let joined = joined.map_err(|e| Error::WorkerPanicked(format!("a bulk worker failed: {e}")));
+        match joined.and_then(|worker| worker) {
+            Ok(done) => finished.extend(done),
+            Err(error) => {
+                engine.keep_failure(&error);
+                failed.get_or_insert(error);
+            }
+        }
+    }
+    match failed {
+        // The journal's failure names every reply it could not record.
+        Some(error) => Err(engine.failure().unwrap_or(error)),
+        None => Ok(finished),
     }
 }
 

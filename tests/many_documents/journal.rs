@@ -20,12 +20,17 @@ use crate::support::invoices::{self, Invoice, packets};
 #[derive(Clone, Default)]
 struct Reader {
     calls: Arc<AtomicUsize>,
+    /// How long each answer takes (none by default).
+    latency: std::time::Duration,
 }
 
 impl Model for Reader {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
         Box::pin(async move {
             self.calls.fetch_add(1, Ordering::SeqCst);
+            if !self.latency.is_zero() {
+                tokio::time::sleep(self.latency).await;
+            }
             let text = prompt.document.searchable_text().unwrap_or_default();
             let words: Vec<&str> = text.split_whitespace().collect();
             let total_at = words.iter().position(|w| *w == "total").unwrap();
@@ -307,6 +312,42 @@ fn child_process_on_a_full_disk() {
     println!("CHILD-OK recorded={recorded} calls={}", model.calls());
 }
 
+/// The child of the full-disk test with 4 documents in flight: every reply
+/// the model answered is either in the journal or named in the error, and
+/// no document starts after the first failed write (so at most the 4 in
+/// flight then go unrecorded). Does nothing when run as an ordinary test.
+#[test]
+fn child_process_on_a_full_disk_at_concurrency_4() {
+    let Ok(dir) = std::env::var("EXTRACT_FULL_DISK_DIR") else { return };
+    let path = Path::new(&dir).join("run.db");
+    let model = Reader { latency: std::time::Duration::from_millis(5), ..Reader::default() };
+    let set: Vec<Document> = (0..400)
+        .map(|i| Document::text(format!("amounts {i} 1 total {}", i + 1)).with_id(format!("d{i:04}")))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let err = runtime
+        .block_on(
+            Bulk::new(Extractor::new(model.clone()))
+                .concurrency(4)
+                .journal(&path)
+                .unwrap()
+                .run::<Invoice>(set),
+        )
+        .expect_err("a journal on a full disk ends the run");
+    let said = err.to_string();
+    let cause = std::error::Error::source(&err).and_then(|e| e.downcast_ref::<std::io::Error>()).unwrap();
+    assert_eq!(cause.kind(), std::io::ErrorKind::StorageFull, "{err:?}");
+    let unrecorded = said.matches("reply of document").count();
+    let recorded = invoices::journal_replies(&path);
+    assert!(recorded >= 3, "some replies were committed before the disk filled: {recorded}");
+    assert_eq!(model.calls(), recorded + unrecorded, "every paid reply is recorded or in the error: {said}");
+    assert!(
+        (1..=4).contains(&unrecorded),
+        "only the documents in flight go unrecorded: {unrecorded} ({said})"
+    );
+    println!("CHILD-OK recorded={recorded} unrecorded={unrecorded} calls={}", model.calls());
+}
+
 /// Runs the test `child` of this binary in a mount namespace of its own
 /// with a tmpfs of `size` mounted on `dir` (`unshare -m`, as root), and
 /// returns its standard output once it succeeded. `None` (with the reason
@@ -342,4 +383,10 @@ pub fn in_a_small_tmpfs(dir: &Path, size: &str, child: &str) -> Option<String> {
 fn a_journal_on_a_full_filesystem_ends_the_run_and_no_model_call_follows() {
     let dir = temp_dir("full-disk");
     in_a_small_tmpfs(&dir, "256k", "journal::child_process_on_a_full_disk");
+}
+
+#[test]
+fn on_a_full_filesystem_every_paid_reply_is_recorded_or_in_the_error_at_concurrency_4() {
+    let dir = temp_dir("full-disk-4");
+    in_a_small_tmpfs(&dir, "256k", "journal::child_process_on_a_full_disk_at_concurrency_4");
 }

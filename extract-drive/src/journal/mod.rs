@@ -806,6 +806,10 @@ pub struct Store {
     backend: Backend,
     /// The first write that failed: the run stops making model calls.
     failure: Mutex<Option<Error>>,
+    /// The paid replies that later writes could not record either, each
+    /// said as `reply of document ... is not recorded: ...`: they join the
+    /// failure, so none is lost without a word.
+    unrecorded: Mutex<Vec<String>>,
     /// The documents another worker took over (this one's lease ran out):
     /// this worker leaves them.
     lost: Mutex<BTreeSet<String>>,
@@ -823,7 +827,12 @@ enum Backend {
 
 impl Store {
     fn new(backend: Backend) -> Store {
-        Store { backend, failure: Mutex::new(None), lost: Mutex::new(BTreeSet::new()) }
+        Store {
+            backend,
+            failure: Mutex::new(None),
+            unrecorded: Mutex::new(Vec::new()),
+            lost: Mutex::new(BTreeSet::new()),
+        }
     }
 
     /// Opens `journal` for a run of `tool`'s documents, whose ids and
@@ -911,8 +920,35 @@ impl Store {
 
     /// The first write that failed, if one did: no model call is to be
     /// made after it.
+    /// It names every paid reply that was not recorded.
     pub fn failure(&self) -> Option<Error> {
-        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let failure = self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        let more = self.unrecorded.lock().unwrap_or_else(|p| p.into_inner());
+        if more.is_empty() {
+            return Some(failure);
+        }
+        Some(failure.said(&format!(
+            "; and {} more replies were not recorded: {}",
+            more.len(),
+            more.join("; ")
+        )))
+    }
+
+    /// The journal's `error` on recording `reply` (the paid reply it could
+    /// not record): the run's failure if it is the first, else one more
+    /// reply the failure names.
+    fn unrecorded_reply(&self, error: Error, reply: String) -> Error {
+        let error =
+            if reply.is_empty() { error } else { error.said(&format!("; the run stops, and this {reply}")) };
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        match &*failure {
+            None => *failure = Some(error.clone()),
+            Some(_) if !reply.is_empty() => {
+                self.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).push(reply)
+            }
+            Some(_) => {}
+        }
+        error
     }
 
     /// Keeps `error` as the journal's failure, if it is the first.
@@ -990,16 +1026,16 @@ impl Store {
         let output = record.output.take();
         let row = outcome.map(|outcome| OutcomeRow::new(&record.content, outcome, output));
         async move {
-            let result = match &self.backend {
+            // The journal's error, with the reply it could not record (said only then).
+            let result: Result<(), (Error, String)> = match &self.backend {
                 #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
                 Backend::Unavailable(never) => match *never {},
                 #[cfg(feature = "sqlite")]
-                Backend::Sqlite(db) => {
-                    Store::on_sqlite(db, move |db| {
-                        db.reply(&record, row.as_ref()).map_err(|e| with_unrecorded(e, &record, row.as_ref()))
-                    })
-                    .await
-                }
+                Backend::Sqlite(db) => Store::on_sqlite(db, move |db| {
+                    Ok(db.reply(&record, row.as_ref()).map_err(|e| (e, unrecorded(&record, row.as_ref()))))
+                })
+                .await
+                .unwrap_or_else(|panicked| Err((panicked, String::new()))),
                 #[cfg(feature = "postgres")]
                 Backend::Postgres(db) => match db.reply(&record, row.as_ref()).await {
                     Ok(postgres::Recording::Recorded) => Ok(()),
@@ -1009,10 +1045,10 @@ impl Store {
                         // leaves the document to its new owner.
                         return Err(db.refused(JournalProblem::LeaseLost { document: record.document }));
                     }
-                    Err(e) => Err(with_unrecorded(e, &record, row.as_ref())),
+                    Err(e) => Err((e, unrecorded(&record, row.as_ref()))),
                 },
             };
-            self.kept(result)
+            result.map_err(|(error, reply)| self.unrecorded_reply(error, reply))
         }
     }
 
@@ -1172,11 +1208,10 @@ fn outside_any_runtime<R: Send>(work: impl Future<Output = Result<R, Error>> + S
     })
 }
 
-/// `error` (the journal's), saying that the run stops and carrying the
-/// reply (and outcome) it could not record.
-fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeRow>) -> Error {
+/// A reply (and the outcome it ended with) that the journal could not record.
+fn unrecorded(record: &ReplyRecord, outcome: Option<&OutcomeRow>) -> String {
     let mut said = format!(
-        "; the run stops, and this reply of document {} (attempt {}) is not recorded: {}",
+        "reply of document {} (attempt {}) is not recorded: {}",
         crate::quote_prefix(&record.document),
         record.key.attempt,
         record.reply
@@ -1184,7 +1219,7 @@ fn with_unrecorded(error: Error, record: &ReplyRecord, outcome: Option<&OutcomeR
     if let Some(outcome) = outcome {
         said.push_str(&format!("; the outcome it ended with: {}", outcome.packet));
     }
-    error.said(&said)
+    said
 }
 
 /// Runs `work` on tokio's blocking threads (SQLite's work).
