@@ -1031,11 +1031,17 @@ impl Store {
                 #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
                 Backend::Unavailable(never) => match *never {},
                 #[cfg(feature = "sqlite")]
-                Backend::Sqlite(db) => Store::on_sqlite(db, move |db| {
-                    Ok(db.reply(&record, row.as_ref()).map_err(|e| (e, unrecorded(&record, row.as_ref()))))
-                })
-                .await
-                .unwrap_or_else(|panicked| Err((panicked, String::new()))),
+                Backend::Sqlite(db) => {
+                    let written = Store::on_sqlite(db, move |db| {
+                        Ok(db
+                            .reply(&record, row.as_ref())
+                            .map_err(|e| (e, unrecorded(&record, row.as_ref()))))
+                    });
+                    match written.await {
+                        Ok(written) => written,
+                        Err(panicked) => Err((panicked, String::new())),
+                    }
+                }
                 #[cfg(feature = "postgres")]
                 Backend::Postgres(db) => match db.reply(&record, row.as_ref()).await {
                     Ok(postgres::Recording::Recorded) => Ok(()),
