@@ -264,6 +264,9 @@ impl<M: Model + 'static> Bulk<M> {
                     };
                     engine.refresh(&mut job, &extractor).await.inspect_err(|e| engine.keep_failure(e))?;
                     let result = engine.drive(&mut job, extractor.model()).await?;
+                    if let Some(valid) = result.as_ref().ok().map(Outcome::is_valid) {
+                        engine.settle(&job, valid).await.inspect_err(|e| engine.keep_failure(e))?;
+                    }
                     if engine.lost(&job) {
                         // Another worker's now; kept, to be rebuilt from the journal at the end.
                         mine.lock().unwrap_or_else(PoisonError::into_inner).insert(id, job);

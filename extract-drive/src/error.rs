@@ -374,6 +374,13 @@ pub enum JournalProblem {
         /// The document's id.
         document: String,
     },
+    /// Another worker ran the document with other content (its text was
+    /// corrected since this worker read it): the outcome is the new
+    /// content's, and this worker's is not recorded.
+    ContentChanged {
+        /// The document's id.
+        document: String,
+    },
     /// This worker's lease on coordinating the run's message batches ran
     /// out and another worker took over, so it creates no batch.
     CoordinationLost,
@@ -431,6 +438,11 @@ fn journal_message(journal: &str, problem: &JournalProblem) -> String {
         ),
         JournalProblem::LeaseLost { document } => format!(
             "journal {journal}: document {} was taken over by another worker (this one's lease ran out)",
+            crate::quote_prefix(document)
+        ),
+        JournalProblem::ContentChanged { document } => format!(
+            "journal {journal}: document {} was run by another worker with other content (its text changed \
+             since this worker read it); this worker's result for the old text is not recorded",
             crate::quote_prefix(document)
         ),
         JournalProblem::CoordinationLost => format!(

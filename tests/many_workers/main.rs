@@ -12,5 +12,6 @@ mod support;
 mod batches;
 mod faults;
 mod migrations;
+mod stalled;
 mod stand_in;
 mod workers;

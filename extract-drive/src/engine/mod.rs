@@ -263,6 +263,7 @@ impl Engine {
             journal.reply(record, outcome).await?;
         }
         job.resends = 0;
+        job.answered += 1;
         Ok(match next {
             Next::Done(outcome) => Some(job.reviewed(outcome)),
             Next::Call(_) => None,
@@ -429,6 +430,8 @@ pub struct Job<T> {
     reviewer: Option<Reviewer<T>>,
     /// How many times the current call has been sent again (message batches).
     resends: u32,
+    /// How many replies this engine judged for it (not replayed ones).
+    answered: u32,
 }
 
 impl<T> Job<T> {
@@ -451,6 +454,7 @@ impl<T> Job<T> {
             rejected: false,
             reviewer: None,
             resends: 0,
+            answered: 0,
         }
     }
 
@@ -502,6 +506,11 @@ impl<T> Job<T> {
             Stage::Running(run) => &run.prompt().document,
             Stage::Waiting(document) => document,
         }
+    }
+
+    /// How many replies this engine judged for it, besides those replayed.
+    pub fn answered(&self) -> u32 {
+        self.answered
     }
 
     /// How many times its current call has been sent again.

@@ -32,6 +32,20 @@ impl Engine {
         Ok(())
     }
 
+    /// Marks `job`'s document finished with its outcome and lets it go, when
+    /// its recorded replies ended its run and this worker had nothing left
+    /// to write (a journal an earlier version left pending): without it the
+    /// document would stay claimed, and every later worker would replay it.
+    /// `valid` says which outcome it is.
+    pub(crate) async fn settle<T>(&self, job: &Job<T>, valid: bool) -> Result<(), Error> {
+        let Some(db) = self.shared() else { return Ok(()) };
+        if job.answered > 0 {
+            return Ok(());
+        }
+        let state = if valid { "valid" } else { "escalated" };
+        db.settle(&job.id, &job.content, state).await
+    }
+
     /// The outcomes and failures other workers recorded for `jobs` (those
     /// this worker did not finish), rebuilt from the journal: outcomes by
     /// replaying their recorded replies, never read from disk.
@@ -51,6 +65,12 @@ impl Engine {
         let mut finished = Vec::new();
         for row in db.documents_with_outcomes().await? {
             let Some(mut job) = jobs.remove(&row.id) else { continue };
+            if row.content != job.content {
+                // Another worker was given other text for it: its outcome is not this text's.
+                let problem = crate::journal::JournalProblem::ContentChanged { document: row.id.clone() };
+                finished.push((job.index, row.id, Err(db.refused(problem))));
+                continue;
+            }
             let result = match (row.outcome, row.failure) {
                 (Some(_), _) => {
                     job.restart(extractor);

@@ -1076,7 +1076,15 @@ impl Store {
                 Store::on_sqlite(db, move |db| db.failed(&document, &content, &error, batch.as_deref())).await
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(db) => db.failed(&document, &content, &error, batch.as_deref()).await,
+            Backend::Postgres(db) => match db.failed(&document, &content, &error, batch.as_deref()).await {
+                Ok(postgres::Recording::Recorded) => Ok(()),
+                Ok(postgres::Recording::LeaseLost) => {
+                    // Another worker's document now (or its content changed): not ours to fail.
+                    self.lost.lock().unwrap_or_else(|p| p.into_inner()).insert(document);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
         };
         self.kept(result)
     }

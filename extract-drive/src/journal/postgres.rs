@@ -477,7 +477,9 @@ impl Postgres {
             .await?;
             t.execute(
                 &t.prepare_cached(
-                    "UPDATE extract_documents SET state = 'pending' WHERE run = $1 AND state = 'failed'",
+                    "UPDATE extract_documents d SET state = 'pending' WHERE d.run = $1 AND d.state = 'failed'
+                   AND NOT EXISTS (SELECT 1 FROM extract_outcomes o
+                                   WHERE o.run = d.run AND o.document = d.id AND o.content = d.content)",
                 )
                 .await?,
                 &[run],
@@ -620,10 +622,31 @@ impl Postgres {
         let (part, rung, attempt) = (&(part as i32), &(rung as i32), &(attempt as i32));
         self.retrying("cannot record a reply", |mut client| async move {
             let t = client.transaction().await?;
-            let held = t.execute(&t.prepare_cached("UPDATE extract_documents SET lease_until = CASE WHEN lease_owner IS NULL THEN NULL
-                         ELSE now() + $4 * interval '1 millisecond' END
-                     WHERE run = $1 AND id = $2 AND (lease_owner IS NULL OR lease_owner = $3)").await?,
-                    &[run, &record.document, worker, &lease],
+            // This very reply, committed by a try whose answer was lost, is
+            // recorded; another worker's answer to the same call is not ours.
+            let stored = t
+                .query_opt(
+                    &t.prepare_cached(
+                        "SELECT reply, worker FROM extract_replies
+                         WHERE run = $1 AND document = $2 AND content = $3 AND part = $4 AND rung = $5 AND attempt = $6",
+                    )
+                    .await?,
+                    &[run, &record.document, &record.content, part, rung, attempt],
+                )
+                .await?;
+            if let Some(stored) = stored {
+                let (reply, by): (String, String) = (stored.get(0), stored.get(1));
+                let ours = reply == record.reply && &by == worker;
+                return Ok(if ours { Recording::Recorded } else { Recording::LeaseLost });
+            }
+            // Only while the document is pending, for this content, and not
+            // another worker's: a worker paused past its lease, or still
+            // holding old text, records nothing (the row lock taken here
+            // orders it with the others' writes).
+            let held = t
+                .execute(
+                    &t.prepare_cached(HOLD).await?,
+                    &[run, &record.document, &record.content, worker, &lease],
                 )
                 .await?;
             if held == 0 {
@@ -650,17 +673,7 @@ impl Postgres {
                 )
                 .await?;
             if inserted == 0 {
-                // This very reply, committed by a try whose answer was lost,
-                // or another worker's answer to the same attempt.
-                let stored = t.query_one(&t.prepare_cached("SELECT reply, worker FROM extract_replies
-                         WHERE run = $1 AND document = $2 AND content = $3 AND part = $4 AND rung = $5 AND attempt = $6").await?,
-                        &[run, &record.document, &record.content, part, rung, attempt],
-                    )
-                    .await?;
-                let (reply, by): (String, String) = (stored.get(0), stored.get(1));
-                if reply != record.reply || &by != worker {
-                    return Ok(Recording::LeaseLost);
-                }
+                return Ok(Recording::LeaseLost);
             }
             if let Some(outcome) = outcome {
                 write_outcome(&t, run, &record.document, outcome).await?;
@@ -671,27 +684,60 @@ impl Postgres {
         .await
     }
 
-    /// A transport failure of `document` (of a result of `batch`, if any).
+    /// A transport failure of `document` (of a result of `batch`, if any),
+    /// recorded only while the document is pending for `content` and not
+    /// another worker's (as a reply is): `LeaseLost` records nothing.
     pub async fn failed(
         &self,
         document: &str,
         content: &str,
         error: &str,
         batch: Option<&str>,
-    ) -> Result<(), Error> {
-        let run = &self.settings.run;
+    ) -> Result<Recording, Error> {
+        let (run, worker, lease) = (&self.settings.run, &self.worker, millis(self.settings.lease));
         self.retrying("cannot record a failure", |mut client| async move {
             let t = client.transaction().await?;
-            t.execute(&t.prepare_cached("INSERT INTO extract_failures (run, document, content, batch, error) VALUES ($1, $2, $3, $4, $5)").await?,
+            let held = t.execute(&t.prepare_cached(HOLD).await?, &[run, &document, &content, worker, &lease]).await?;
+            if held == 0 {
+                return Ok(Recording::LeaseLost);
+            }
+            t.execute(
+                &t.prepare_cached(
+                    "INSERT INTO extract_failures (run, document, content, batch, error) VALUES ($1, $2, $3, $4, $5)",
+                )
+                .await?,
                 &[run, &document, &content, &batch, &error],
             )
             .await?;
-            t.execute(&t.prepare_cached("UPDATE extract_documents SET state = 'failed', lease_owner = NULL, lease_until = NULL
-                 WHERE run = $1 AND id = $2").await?,
+            t.execute(
+                &t.prepare_cached(
+                    "UPDATE extract_documents SET state = 'failed', lease_owner = NULL, lease_until = NULL
+                     WHERE run = $1 AND id = $2",
+                )
+                .await?,
                 &[run, &document],
             )
             .await?;
             t.commit().await?;
+            Ok(Recording::Recorded)
+        })
+        .await
+    }
+
+    /// A document whose recorded replies ended its run when this worker
+    /// replayed them (no write was left to make): its state follows its
+    /// outcome, and its lease is let go. Only while this worker holds it
+    /// for `content`.
+    pub async fn settle(&self, document: &str, content: &str, state: &str) -> Result<(), Error> {
+        let (run, worker) = (&self.settings.run, &self.worker);
+        self.retrying("cannot record that a document is finished", |client| async move {
+            let settle = client
+                .prepare_cached(
+                    "UPDATE extract_documents SET state = $5, lease_owner = NULL, lease_until = NULL
+                     WHERE run = $1 AND id = $2 AND content = $3 AND lease_owner = $4 AND state = 'pending'",
+                )
+                .await?;
+            client.execute(&settle, &[run, &document, &content, worker, &state]).await?;
             Ok(())
         })
         .await
@@ -964,7 +1010,8 @@ impl Postgres {
                     "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
                             (SELECT error FROM extract_failures f
                              WHERE f.run = d.run AND f.document = d.id AND f.content = d.content
-                             ORDER BY seq DESC LIMIT 1)
+                             ORDER BY seq DESC LIMIT 1),
+                        d.content
                      FROM extract_documents d
                      LEFT JOIN extract_outcomes o ON o.run = d.run AND o.document = d.id AND o.content = d.content
                      WHERE d.run = $1
@@ -1039,6 +1086,15 @@ async fn write_outcome(
     .await?;
     Ok(())
 }
+
+/// Holds document `$2` of run `$1` for a write by worker `$4`: only while
+/// it is pending for content `$3` and no other worker holds it (a batch's
+/// documents are held by none); renews the lease of a document the worker
+/// holds. Updates one row, or none: then the write is refused.
+const HOLD: &str = "
+    UPDATE extract_documents
+    SET lease_until = CASE WHEN lease_owner IS NULL THEN NULL ELSE now() + $5 * interval '1 millisecond' END
+    WHERE run = $1 AND id = $2 AND content = $3 AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = $4)";
 
 /// Every event of the run's documents (of one when `$2` names it), in the
 /// order of [`Event::read`]'s columns.

@@ -156,10 +156,12 @@ impl StoredReview {
 }
 
 /// One document of a journal's run, as exported: `id, packet, attempts,
-/// usage, reviewed, facts, failure` (the outcome's columns `NULL` without
-/// one; the failure is the last one for its current content).
+/// usage, reviewed, facts, failure, content` (the outcome's columns `NULL`
+/// without one; the failure is the last one for its current content).
 pub(crate) struct Exported {
     pub id: String,
+    /// The digest of its current content.
+    pub content: String,
     /// Its outcome packet, attempts, usage, and whether a reviewer fixed it.
     pub outcome: Option<(Value, u32, Value, bool)>,
     /// What the statistics count of its outcome (`Null` without one).
@@ -177,6 +179,7 @@ impl Exported {
         };
         Ok(Exported {
             id: row.required_text(0)?,
+            content: row.required_text(7)?,
             outcome,
             facts: row.json(5)?.unwrap_or_default(),
             failure: row.text(6)?,

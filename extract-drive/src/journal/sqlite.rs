@@ -372,7 +372,8 @@ impl Sqlite {
             c.prepare_cached(
                 "SELECT d.id, o.packet, o.attempts, o.usage, o.reviewed, o.facts,
                         (SELECT error FROM failures f WHERE f.document = d.id AND f.content = d.content
-                         ORDER BY seq DESC LIMIT 1)
+                         ORDER BY seq DESC LIMIT 1),
+                        d.content
                  FROM documents d LEFT JOIN outcomes o ON o.document = d.id AND o.content = d.content
                  ORDER BY d.id",
             )?
