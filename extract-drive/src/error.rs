@@ -447,7 +447,8 @@ fn journal_message(journal: &str, problem: &JournalProblem) -> String {
         ),
         JournalProblem::CoordinationLost => format!(
             "journal {journal}: this worker no longer coordinates the run's message batches (its lease ran \
-             out and another worker took over), so it creates none"
+             out and another worker took over), so it records and creates none (a batch it was creating is \
+             cancelled)"
         ),
         JournalProblem::UnconfirmedBatch { created_at, requests, documents, candidates } => {
             let first: Vec<&str> = documents.iter().take(3).map(String::as_str).collect();

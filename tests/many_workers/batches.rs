@@ -28,6 +28,10 @@ struct Stand {
     /// From this batch on (1 is the first), a create makes the batch and
     /// never answers: its caller dies with the batch made and its id unknown.
     silent_from: Option<usize>,
+    /// Called on each create, before the batch is made.
+    on_create: Option<Box<dyn Fn() + Send>>,
+    /// The batches cancelled, by id.
+    cancelled: Vec<String>,
 }
 
 /// A batch the stand-in made.
@@ -94,7 +98,15 @@ fn answer(state: &Mutex<Stand>, base: &str, method: &str, path: &str, body: &[u8
     let mut stand = state.lock().unwrap();
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let answer = match (method, parts.as_slice()) {
+        ("POST", ["v1", "messages", "batches", id, "cancel"]) => {
+            stand.cancelled.push(id.to_string());
+            let held = stand.batches.iter().find(|b| b.id == *id).unwrap();
+            object(&held.id, held.requests.len(), false, base, &held.created_at).to_string().into_bytes()
+        }
         ("POST", ["v1", "messages", "batches"]) => {
+            if let Some(hook) = &stand.on_create {
+                hook();
+            }
             let body: Value = serde_json::from_slice(body).unwrap();
             let requests: Vec<(String, Value)> = body["requests"]
                 .as_array()
@@ -257,4 +269,34 @@ async fn a_coordinator_killed_between_rounds_is_replaced_and_no_batch_is_created
     let late = reported(spawn(&url, &base)).await;
     assert_eq!(late, second);
     assert_eq!(stand.lock().unwrap().batches.len(), 2, "a worker joining a finished run creates no batch");
+}
+
+/// A coordinator that loses the coordination between its intent and the
+/// API's answer to the create call records nothing of the batch: it cancels
+/// it and stops, saying so (the coordinator's writes check its lease).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_that_lost_its_lease_during_a_create_records_nothing_and_cancels_the_batch() {
+    let server = Arc::new(PgServer::start());
+    server.create_database("batches");
+    let url = server.url("batches");
+    let (base, stand) = batches_stand_in().await;
+    // While the create call is in flight, another worker takes the coordination.
+    let taker = server.clone();
+    stand.lock().unwrap().on_create = Some(Box::new(move || {
+        taker.sql(
+            "batches",
+            "UPDATE extract_runs SET coordinator = 'another-worker', coordinator_until = now() + interval '1 hour'",
+        );
+    }));
+    let err = batches(&base).journal(journal(&url)).unwrap().run::<Invoice>(documents()).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            extract::Error::Journal { problem: extract::journal::JournalProblem::CoordinationLost, .. }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("records and creates none"), "{err}");
+    assert_eq!(stand.lock().unwrap().cancelled, ["msgbatch_001"]);
+    assert_eq!(server.count("batches", "SELECT count(*) FROM extract_batches WHERE id IS NOT NULL"), 0);
 }

@@ -819,19 +819,29 @@ impl Postgres {
         number.ok_or_else(|| self.refused(JournalProblem::CoordinationLost))
     }
 
-    /// The API's id of the batch of `intent`.
+    /// The API's id of the batch of `intent`, only while this worker
+    /// coordinates the run (else `CoordinationLost`, and nothing recorded).
     // Message batches are the Claude backend's.
     pub async fn batch_created(&self, intent: i64, id: &str) -> Result<(), Error> {
-        self.retrying("cannot record a message batch's id", |client| async move {
-            client
-                .execute(
-                    &client.prepare_cached("UPDATE extract_batches SET id = $2 WHERE intent = $1").await?,
-                    &[&intent, &id],
-                )
-                .await?;
-            Ok(())
-        })
-        .await
+        let (run, worker) = (&self.settings.run, &self.worker);
+        let recorded = self
+            .retrying("cannot record a message batch's id", |client| async move {
+                let update = client
+                    .prepare_cached(
+                        "UPDATE extract_batches SET id = $2
+                         WHERE intent = $1 AND run = $3 AND EXISTS (SELECT 1 FROM extract_runs
+                             WHERE name = $3 AND coordinator = $4 AND coordinator_until > now())",
+                    )
+                    .await?;
+                Ok(client.execute(&update, &[&intent, &id, run, worker]).await?)
+            })
+            .await?;
+        self.coordinated(recorded)
+    }
+
+    /// `Ok` when a coordinator's write took (`rows` > 0), else `CoordinationLost`.
+    fn coordinated(&self, rows: u64) -> Result<(), Error> {
+        if rows == 0 { Err(self.refused(JournalProblem::CoordinationLost)) } else { Ok(()) }
     }
 
     /// The batch of `intent` was never created, or is to be forgotten.
@@ -859,34 +869,38 @@ impl Postgres {
         reason: &str,
         counted: bool,
     ) -> Result<(), Error> {
-        let run = &self.settings.run;
-        self.retrying("cannot record a resend", |client| async move {
-            client.execute(&client.prepare_cached("INSERT INTO extract_resends (run, document, batch, reason, counted) VALUES ($1, $2, $3, $4, $5)").await?,
-                    &[run, &document, &batch, &reason, &counted],
-                )
-                .await?;
-            Ok(())
-        })
-        .await
+        let (run, worker) = (&self.settings.run, &self.worker);
+        let recorded = self
+            .retrying("cannot record a resend", |client| async move {
+                let insert = client
+                    .prepare_cached(
+                        "INSERT INTO extract_resends (run, document, batch, reason, counted)
+                         SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM extract_runs
+                             WHERE name = $1 AND coordinator = $6 AND coordinator_until > now())",
+                    )
+                    .await?;
+                Ok(client.execute(&insert, &[run, &document, &batch, &reason, &counted, worker]).await?)
+            })
+            .await?;
+        self.coordinated(recorded)
     }
 
     /// Records a collected batch (message batches are the Claude backend's).
     pub async fn collected(&self, batch: &str) -> Result<(), Error> {
-        let run = &self.settings.run;
-        self.retrying("cannot record that a message batch was collected", |client| async move {
-            client
-                .execute(
-                    &client
-                        .prepare_cached(
-                            "UPDATE extract_batches SET collected = true WHERE run = $1 AND id = $2",
-                        )
-                        .await?,
-                    &[run, &batch],
-                )
-                .await?;
-            Ok(())
-        })
-        .await
+        let (run, worker) = (&self.settings.run, &self.worker);
+        let recorded = self
+            .retrying("cannot record that a message batch was collected", |client| async move {
+                let update = client
+                    .prepare_cached(
+                        "UPDATE extract_batches SET collected = true
+                         WHERE run = $1 AND id = $2 AND EXISTS (SELECT 1 FROM extract_runs
+                             WHERE name = $1 AND coordinator = $3 AND coordinator_until > now())",
+                    )
+                    .await?;
+                Ok(client.execute(&update, &[run, &batch, worker]).await?)
+            })
+            .await?;
+        self.coordinated(recorded)
     }
 
     /// A reviewer's fix (already validated), and the reviewed outcome.
