@@ -1,5 +1,5 @@
 //! [`Batches`]: many documents on the Message Batches API (half the price of
-//! the Messages API, results within 24 hours), driving the same [`Run`] as
+//! the Messages API, results within 24 hours), driving the same [`Run`](extract_core::Run) as
 //! [`Extractor`](crate::Extractor) does, with the journal [`Bulk`](crate::Bulk) uses.
 //!
 //! Round k sends one batch (or several, past [`MAX_BATCH_REQUESTS`] requests
@@ -49,7 +49,7 @@ const MAX_POLL_FAILURES: u32 = 10;
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Many documents through the Message Batches API, with the retry policy of
-/// [`Run`] and an optional journal that makes the run resumable: a batch
+/// [`Run`](extract_core::Run) and an optional journal that makes the run resumable: a batch
 /// created and not yet collected is re-attached by its id, never created
 /// twice, and every recorded result is replayed through a fresh `Run`.
 ///

@@ -1,10 +1,14 @@
 //! [`Bulk`]: many documents through one [`Extractor`], a bounded number at a
 //! time, each outcome journalled as it finishes, and a [`BulkReport`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+#[cfg(feature = "postgres")]
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::engine::{Engine, Job};
+use crate::engine::Engine;
+#[cfg(feature = "postgres")]
+use crate::engine::Job;
 use crate::journal::Journal;
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Stats};
 

@@ -33,6 +33,7 @@ impl CallKey {
     }
 
     /// The key as the journal stores it: part (0 for the whole), rung, attempt.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn stored(&self) -> (i64, i64, i64) {
         let part = match self.part {
             Part::Whole => 0,

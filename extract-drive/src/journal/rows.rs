@@ -160,7 +160,8 @@ impl StoredReview {
 /// without one; the failure is the last one for its current content).
 pub(crate) struct Exported {
     pub id: String,
-    /// The digest of its current content.
+    /// The digest of its current content (a shared run's workers compare it).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub content: String,
     /// Its outcome packet, attempts, usage, and whether a reviewer fixed it.
     pub outcome: Option<(Value, u32, Value, bool)>,
@@ -197,6 +198,7 @@ pub(crate) struct Waiting {
 }
 
 impl Waiting {
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) fn read<R: Columns>(row: &R) -> Result<Waiting, R::Error> {
         Ok(Waiting {
             id: row.required_text(0)?,
