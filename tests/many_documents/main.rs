@@ -4,7 +4,8 @@
 //! after a kill). The kill tests re-run this binary as the child, filtered to
 //! one test by its full name (`bulk::child_process_bulk_run`); the journal's
 //! tests refuse what is not a journal without touching it, and fill a real
-//! (tmpfs) filesystem under a run.
+//! (tmpfs) filesystem under a run; the lock's hold a journal through every
+//! spelling of its path, from this process and from a child.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -12,5 +13,6 @@ mod support;
 mod batches;
 mod bulk;
 mod journal;
+mod lock;
 mod migrations;
 mod reviews;

@@ -244,3 +244,68 @@ async fn a_connection_lost_for_good_ends_the_worker_with_err_and_keeps_what_was_
     assert!(traces.contains(&format!("127.0.0.1:{}", server.port)), "the traces name the database");
     assert!(!traces.contains(&format!("pw-{}-", std::process::id())), "no server's password is traced");
 }
+
+/// `text` percent-encoded, every byte but the unreserved ones.
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_with_url_and_quote_characters_connects_in_every_form_and_shows_in_none() {
+    let server = PgServer::start();
+    server.create_database("masks");
+    // What ends a URL's parts or a key-value setting, in one password (no
+    // `@`, so that the driver also reads it unescaped in a URL).
+    let password = format!("pw-{}-QZJ/9?x#K %:W'V\\Z", std::process::id());
+    let pieces = ["QZJ", "9?x#K", "%:W", "W'V", "V\\Z"];
+    server.sql(
+        "postgres",
+        &format!("CREATE ROLE masked LOGIN SUPERUSER PASSWORD '{}'", password.replace('\'', "''")),
+    );
+    let forms = |password: &str| {
+        let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+        let escaped: String = password
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c.to_string() } else { format!("\\{c}") })
+            .collect();
+        let port = server.port;
+        [
+            format!("postgres://masked:{password}@127.0.0.1:{port}/masks"),
+            format!("postgresql://masked:{}@127.0.0.1:{port}/masks", percent_encoded(password)),
+            format!("postgres://masked@127.0.0.1:{port}/masks?password={}", percent_encoded(password)),
+            format!("host=127.0.0.1 port={port} user=masked password = '{quoted}' dbname=masks"),
+            format!("host=127.0.0.1 port={port} password={escaped} user=masked dbname=masks"),
+        ]
+    };
+    let leak = |shown: &str| pieces.iter().find(|piece| shown.contains(*piece)).copied();
+    let model = Counted::default();
+    for (n, form) in forms(&password).into_iter().enumerate() {
+        let journal = Journal::postgres(&form, format!("form-{n}"));
+        for shown in [format!("{journal:?}"), journal.shown()] {
+            assert_eq!(leak(&shown), None, "{form} shown as {shown}");
+        }
+        let report = bulk(&model, journal).run::<Invoice>(documents(1)).await;
+        assert!(
+            report.is_ok(),
+            "{form} connects: {}",
+            report.err().map(|e| e.to_string()).unwrap_or_default()
+        );
+    }
+    for form in forms(&format!("{password}-wrong")) {
+        let error =
+            bulk(&model, Journal::postgres(&form, "wrong")).run::<Invoice>(documents(1)).await.unwrap_err();
+        let mut shown = vec![error.to_string(), format!("{error:?}")];
+        if let Some(source) = std::error::Error::source(&error) {
+            shown.extend([source.to_string(), format!("{source:?}")]);
+        }
+        assert!(shown[0].contains("password authentication failed"), "{form}: {}", shown[0]);
+        for shown in shown {
+            assert_eq!(leak(&shown), None, "{form} shown as {shown}");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod corpus;
 mod errors;
 mod eval;
 mod journal;

@@ -223,7 +223,9 @@ impl<'a> Operation<'a> {
     }
 }
 
-/// The reference tokens of a JSON Pointer, unescaped (`~1` is `/`, `~0` is `~`).
+/// The reference tokens of a JSON Pointer, unescaped as RFC 6901 says: `~1`
+/// is `/`, `~0` is `~`, each unescaped once (`~01` is `~1`), and a `~`
+/// followed by anything else, or by nothing, makes the pointer invalid.
 fn tokens(pointer: &str) -> Result<Vec<String>, String> {
     if pointer.is_empty() {
         return Ok(Vec::new());
@@ -231,7 +233,34 @@ fn tokens(pointer: &str) -> Result<Vec<String>, String> {
     let Some(rest) = pointer.strip_prefix('/') else {
         return Err("a JSON Pointer starts with `/` (or is empty, for the whole output)".into());
     };
-    Ok(rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect())
+    rest.split('/').map(unescape).collect()
+}
+
+/// One reference token unescaped, or why it is not one.
+fn unescape(token: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(token.len());
+    let mut chars = token.chars();
+    while let Some(c) = chars.next() {
+        if c != '~' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('0') => out.push('~'),
+            Some('1') => out.push('/'),
+            after => {
+                let after = match after {
+                    Some(c) => format!("`{}`", c.escape_debug()),
+                    None => "the end of the token".into(),
+                };
+                return Err(format!(
+                    "the JSON Pointer has a `~` followed by {after}: `~` must be followed by `0` or `1` \
+                     (`~0` is `~`, `~1` is `/`; RFC 6901)"
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn escape(token: &str) -> String {

@@ -18,6 +18,8 @@
 //! unreachable.
 #![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(unused, unreachable_code))]
 
+#[cfg(feature = "postgres")]
+mod credentials;
 mod migrations;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -181,7 +183,7 @@ impl Journal {
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings) if settings.run.is_empty() => Err(Error::config(format!(
                 "journal {}: the run's name is empty: name it, as in Journal::postgres(url, \"march-2026\")",
-                postgres::mask(&settings.url)
+                credentials::mask(&settings.url)
             ))),
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings)
@@ -190,7 +192,7 @@ impl Journal {
                 Err(Error::config(format!(
                     "journal {}: leases are renewed every {:?}, which is not shorter than the lease ({:?}): \
                      a lease would run out before its renewal",
-                    postgres::mask(&settings.url),
+                    credentials::mask(&settings.url),
                     settings.renew_every,
                     settings.lease
                 )))
@@ -210,7 +212,7 @@ impl Journal {
             Kind::Sqlite(path) => path.display().to_string(),
             #[cfg(feature = "postgres")]
             Kind::Postgres(settings) => {
-                format!("{} run {}", postgres::mask(&settings.url), crate::quote_prefix(&settings.run))
+                format!("{} run {}", credentials::mask(&settings.url), crate::quote_prefix(&settings.run))
             }
         }
     }

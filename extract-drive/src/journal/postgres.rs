@@ -30,6 +30,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
+use super::credentials::mask;
 use super::migrations;
 use super::rows::{Columns, Event, Exported, OpenBatch, StoredReview};
 use super::{JournalProblem, OutcomeRow, Recorded, ReplyRecord};
@@ -63,36 +64,6 @@ impl std::fmt::Debug for Settings {
             .field("reconnect", &self.reconnect)
             .finish()
     }
-}
-
-/// `url` with its password (in the user info, or a `password=` setting) replaced by `***`.
-pub fn mask(url: &str) -> String {
-    let mut shown = url.to_string();
-    if let Some(scheme_end) = shown.find("://") {
-        let rest = scheme_end + 3;
-        let authority_end = shown[rest..].find(['/', '?']).map_or(shown.len(), |i| rest + i);
-        if let Some(at) = shown[rest..authority_end].rfind('@').map(|i| rest + i)
-            && let Some(colon) = shown[rest..at].find(':').map(|i| rest + i)
-        {
-            shown.replace_range(colon + 1..at, "***");
-        }
-    }
-    // `password=...` as a URL parameter or a key-value setting.
-    let mut out = String::with_capacity(shown.len());
-    let mut rest = shown.as_str();
-    while let Some(i) = rest.find("password=") {
-        out.push_str(&rest[..i + "password=".len()]);
-        rest = &rest[i + "password=".len()..];
-        let end = if let Some(quoted) = rest.strip_prefix('\'') {
-            quoted.find('\'').map_or(rest.len(), |j| j + 2)
-        } else {
-            rest.find(['&', ' ']).unwrap_or(rest.len())
-        };
-        out.push_str("***");
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The header values a run is for: its tool, the digest of the tool's schema.
@@ -1146,26 +1117,5 @@ impl Columns for tokio_postgres::Row {
     }
     fn malformed(&self, i: usize, what: &str) -> Failure {
         Failure::Malformed(format!("column {i} does not read as {what}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_are_masked_in_urls_and_settings() {
-        assert_eq!(mask("postgres://extract:s3cret@db:5432/x"), "postgres://extract:***@db:5432/x");
-        assert_eq!(mask("postgres://extract@db/x"), "postgres://extract@db/x");
-        assert_eq!(
-            mask("postgresql://u:p%40ss@db/x?sslmode=disable"),
-            "postgresql://u:***@db/x?sslmode=disable"
-        );
-        assert_eq!(
-            mask("postgres://db/x?user=u&password=s3cret&x=1"),
-            "postgres://db/x?user=u&password=***&x=1"
-        );
-        assert_eq!(mask("host=db user=u password='a b' dbname=x"), "host=db user=u password=*** dbname=x");
-        assert_eq!(mask("host=db password=s3cret"), "host=db password=***");
     }
 }

@@ -8,7 +8,8 @@
 //! `user_version`; a file is looked at byte by byte before SQLite ever opens
 //! it for writing, so a file that is not one of our journals is refused and
 //! left as it was. One run at a time: an advisory lock (`flock`) on a file
-//! beside the database (`<name>.lock`), held while the run has it open and
+//! beside the database (`<name>.lock`, named from the file's own path, so
+//! every spelling of the path finds it), held while the run has it open and
 //! gone when the process dies. Readers take no lock.
 
 use std::collections::BTreeMap;
@@ -602,9 +603,15 @@ fn write_outcome(
     Ok(())
 }
 
-/// The lock of a run on the journal at `path`: `flock` on `<path>.lock`.
+/// The lock of a run on the journal at `path`: `flock` on `<file>.lock`,
+/// where `<file>` is the database file's own path, whatever spelling
+/// `path` is ([`identity`]), so that a symbolic link, a relative path or
+/// `a/../run.db` finds the lock the same file's run holds. Not a lock on
+/// the database file itself: closing any descriptor of that file (SQLite
+/// closes its own) would drop the POSIX locks of the process on it.
 fn lock(path: &Path) -> Result<File, Error> {
-    let mut name = path.as_os_str().to_owned();
+    let mut name =
+        identity(path).map_err(|e| io(path, "cannot open it (its lock file)", e))?.into_os_string();
     name.push(".lock");
     let lock_path = PathBuf::from(name);
     let file = OpenOptions::new()
@@ -619,6 +626,36 @@ fn lock(path: &Path) -> Result<File, Error> {
         TryLockError::Error(e) => io(path, "cannot lock it", e),
     })?;
     Ok(file)
+}
+
+/// The file a journal's path names, as one absolute path with no symbolic
+/// link, `.` or `..` in it, whether the file exists yet or not: its
+/// directory made canonical, and a symbolic link in its last part followed
+/// (a dangling one too: the journal it names is created where it points,
+/// as SQLite follows it).
+fn identity(path: &Path) -> std::io::Result<PathBuf> {
+    /// As many links as the kernel follows in one path (Linux's `MAXSYMLINKS`).
+    const MAX_LINKS: usize = 40;
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let Some(name) = path.file_name().map(ToOwned::to_owned) else {
+            // `..`, `/` or `.` last: not a file's name; whatever it names.
+            return path.canonicalize();
+        };
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.canonicalize()?,
+            _ => std::env::current_dir()?.canonicalize()?,
+        };
+        let file = parent.join(name);
+        match std::fs::read_link(&file) {
+            // A link, absolute or relative to its own directory.
+            Ok(target) => path = parent.join(target),
+            // Not a link (or no file yet): the file itself.
+            Err(_) => return Ok(file),
+        }
+    }
+    // A loop: the system says so.
+    path.canonicalize()
 }
 
 /// A new journal: its header and every migration in one transaction, before

@@ -48,18 +48,19 @@
 //! ```
 
 mod compare;
+mod corpus;
 mod plan;
 mod score;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use compare::{Comparison, Paired};
+pub use corpus::load;
 pub use score::{CaseScore, Counts, Equal, Match, Rule, Verdict};
 
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Usage};
@@ -271,54 +272,6 @@ fn check_cases(cases: &[Case], schema: &Value, type_name: &str) -> Result<(), Er
         }
     }
     Ok(())
-}
-
-/// Loads a labelled corpus from `dir`: every `NAME.json` (the expected JSON)
-/// beside its document, `NAME.txt` (text), or `NAME.pdf` with `NAME.txt` as
-/// its text layer; the case's id is `NAME`, in name order. `Err` naming the
-/// file for what cannot be read, and naming the case and the field for an
-/// expected JSON that does not fit `T`.
-pub fn load<T: Extractable>(dir: impl AsRef<Path>) -> Result<Vec<Case>, Error> {
-    let dir = dir.as_ref();
-    let read_dir = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(format!("corpus {}: cannot list it", dir.display()), e))?;
-    let mut names: Vec<String> = read_dir
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| {
-            entry.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string)
-        })
-        .collect();
-    names.sort();
-    let read = |path: &Path| {
-        std::fs::read(path)
-            .map_err(|e| Error::io(format!("corpus file {}: cannot read it", path.display()), e))
-    };
-    let mut cases = Vec::with_capacity(names.len());
-    for name in names {
-        let json_path = dir.join(format!("{name}.json"));
-        let expected: Value = serde_json::from_slice(&read(&json_path)?)
-            .map_err(|e| Error::config(format!("corpus file {}: not JSON: {e}", json_path.display())))?;
-        let text_path = dir.join(format!("{name}.txt"));
-        let text = |bytes: Vec<u8>| {
-            String::from_utf8(bytes)
-                .map_err(|_| Error::config(format!("corpus file {}: not UTF-8 text", text_path.display())))
-        };
-        let pdf_path = dir.join(format!("{name}.pdf"));
-        let document = if pdf_path.exists() {
-            let layer = text(read(&text_path)?)?;
-            Document::pdf(read(&pdf_path)?).with_text_layer(layer)
-        } else if text_path.exists() {
-            Document::text(text(read(&text_path)?)?)
-        } else {
-            return Err(Error::config(format!(
-                "corpus {}: case {name} has no document ({name}.txt, or {name}.pdf with its text layer in {name}.txt)",
-                dir.display()
-            )));
-        };
-        cases.push(Case::new(document.with_id(name), expected));
-    }
-    check_cases(&cases, &T::tool().input_schema, std::any::type_name::<T>())?;
-    Ok(cases)
 }
 
 /// What an evaluation found: counts per field and per document, each
