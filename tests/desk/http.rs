@@ -364,3 +364,63 @@ async fn a_document_the_desk_was_not_given_is_listed_but_not_reviewable() {
     assert!(answer.body.contains("start the desk with the run"), "{}", answer.body);
     assert_eq!(recorded(&desk.journal), before);
 }
+
+/// One form field naming a row far past the form's (issue 34, defect 3):
+/// refused with 422 naming the input, at once and with nothing recorded;
+/// two such POSTs in flight leave the queue answering.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_index_past_the_forms_rows_is_refused_at_once_naming_the_input() {
+    let desk = start("rows", None, |_, _| {}).await;
+    let page = get(desk.address, "/document/inv-001").await;
+    let csrf = csrf_of(&page.body);
+    let before = recorded(&desk.journal);
+    let hostile = |index: &'static str| {
+        let address = desk.address;
+        let csrf = csrf.clone();
+        tokio::spawn(async move {
+            let name = format!("line_items[{index}].description");
+            let fields = [
+                (name.as_str(), "x"),
+                ("line_items~rows", ""),
+                ("csrf", csrf.as_str()),
+                ("reviewer", "Mallory"),
+            ];
+            (name.clone(), post_form(address, "/document/inv-001/fix", &fields).await)
+        })
+    };
+    let posts = [hostile("100000000000"), hostile("18446744073709551615")];
+    let queue = tokio::time::timeout(std::time::Duration::from_secs(1), get(desk.address, "/"))
+        .await
+        .expect("the queue answers within a second while hostile POSTs are sent");
+    assert_eq!(queue.status, 200);
+    for post in posts {
+        let (name, answer) = post.await.unwrap();
+        assert_eq!(answer.status, 422, "{}", answer.body);
+        assert!(answer.body.contains(&name.replace('"', "&quot;")), "the input is named: {}", answer.body);
+    }
+    assert_eq!(recorded(&desk.journal), before, "nothing recorded");
+    // A row the form offers (its blank rows) is read as before.
+    let fields = [
+        ("total", "140"),
+        ("total.quote", "Total due 140.00 EUR"),
+        ("csrf", csrf.as_str()),
+        ("reviewer", "Ada"),
+    ];
+    assert_eq!(post_form(desk.address, "/document/inv-001/fix", &fields).await.status, 303);
+}
+
+/// The token's redirect goes only to a path of the desk (issue 34, defect 9):
+/// `//evil.example/` is another host to a browser.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tokens_redirect_never_leaves_the_desk() {
+    let token = "correct-horse-battery-staple";
+    let desk = start("redirect", Some(token), |_, _| {}).await;
+    for (path, to) in [
+        (format!("//evil.example/?token={token}"), "/"),
+        (format!("/\\evil.example/?token={token}"), "/"),
+        (format!("/document/inv-001?token={token}"), "/document/inv-001"),
+    ] {
+        let answer = get(desk.address, &path).await;
+        assert_eq!((answer.status, answer.header("location")), (303, Some(to)), "{path}");
+    }
+}

@@ -181,9 +181,33 @@ pub(crate) struct Submitted {
     values: BTreeMap<String, String>,
 }
 
+/// Rows a reviewer may add beyond those the form offered (its blank rows
+/// included): a generous margin, so a form the page's script extends is
+/// read, and a fixed one, so one input cannot make the reader loop.
+pub(crate) const EXTRA_ROWS: usize = 200;
+
 impl Submitted {
     pub fn new(pairs: Vec<(String, String)>) -> Submitted {
         Submitted { values: pairs.into_iter().collect() }
+    }
+
+    /// `Err` naming the first input whose row index (`items[12].amount`)
+    /// is not a number below `limit`: the reader's work is bounded by the
+    /// rows the output has, not by what an input claims.
+    pub fn rows_within(&self, limit: usize) -> Result<(), String> {
+        for name in self.values.keys() {
+            let mut rest = name.as_str();
+            while let Some(open) = rest.find('[') {
+                let after = &rest[open + 1..];
+                let Some(close) = after.find(']') else { break };
+                match after[..close].parse::<usize>() {
+                    Ok(index) if index < limit => {}
+                    _ => return Err(name.clone()),
+                }
+                rest = &after[close + 1..];
+            }
+        }
+        Ok(())
     }
 
     /// The value of the input `name`, if the form had one.
@@ -211,7 +235,7 @@ impl Submitted {
             .range(prefix.clone()..)
             .take_while(|(name, _)| name.starts_with(&prefix))
             .filter_map(|(name, _)| name[prefix.len()..].split(']').next()?.parse::<usize>().ok())
-            .map(|i| i + 1)
+            .map(|i| i.saturating_add(1))
             .max()
             .unwrap_or(0)
     }
@@ -380,6 +404,16 @@ pub(crate) fn with_extra_keys(fields: &[Field], last: &Map<String, Value>) -> Ve
         }
     }
     all
+}
+
+/// The most rows any array of `output` has (nested ones included): with
+/// [`BLANK_ROWS`] and [`EXTRA_ROWS`], the bound of a submitted row index.
+pub(crate) fn most_rows(output: &Value) -> usize {
+    match output {
+        Value::Array(items) => items.iter().map(most_rows).max().unwrap_or(0).max(items.len()),
+        Value::Object(object) => object.values().map(most_rows).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

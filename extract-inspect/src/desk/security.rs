@@ -67,6 +67,14 @@ pub(crate) fn check_binding(addresses: &[SocketAddr], token: Option<&str>, shown
     Ok(())
 }
 
+/// `path` as a redirect's target when it is a path of this desk (one `/`
+/// first, not `//` nor `/\`, which a browser reads as another host);
+/// else the queue.
+pub(crate) fn desk_path(path: &str) -> &str {
+    let own = path.starts_with('/') && !path[1..].starts_with(['/', '\\']);
+    if own { path } else { "/" }
+}
+
 /// Whether `host` (a request's `Host` header) names the desk at `address`:
 /// its IP and port, or `localhost` with its port.
 pub(crate) fn is_own_host(host: &str, address: SocketAddr) -> bool {
@@ -105,6 +113,16 @@ pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redirect_stays_on_the_desk() {
+        assert_eq!(desk_path("/document/inv-001"), "/document/inv-001");
+        assert_eq!(desk_path("/"), "/");
+        for elsewhere in ["//evil.example/", "/\\evil.example/", "", "evil.example", "https://evil.example/"]
+        {
+            assert_eq!(desk_path(elsewhere), "/", "{elsewhere:?}");
+        }
+    }
 
     #[test]
     fn off_loopback_the_desk_needs_a_token_of_some_length() {

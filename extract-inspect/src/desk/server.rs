@@ -103,7 +103,7 @@ async fn require_token<T: Send + Sync + 'static>(
         );
         return Response::builder()
             .status(StatusCode::SEE_OTHER)
-            .header(header::LOCATION, request.uri().path())
+            .header(header::LOCATION, security::desk_path(request.uri().path()))
             .header(header::SET_COOKIE, cookie)
             .body(Body::empty())
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
@@ -362,6 +362,14 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
         return (StatusCode::NOT_FOUND, html(pages::missing_document(&id))).into_response();
     };
     let last = last_object(entry);
+    let limit = form::most_rows(&Value::Object(last.clone())) + form::BLANK_ROWS + form::EXTRA_ROWS;
+    if let Err(input) = form.rows_within(limit) {
+        let said = format!(
+            "the input {input:?} names a row past the {limit} this form can have; nothing was recorded"
+        );
+        return (StatusCode::UNPROCESSABLE_ENTITY, html(pages::message("Fix refused", &said)))
+            .into_response();
+    }
     let fields = form::with_extra_keys(&desk.fields, &last);
     let patch = form::patch_of(&fields, &last, &form).unwrap_or_else(|| json!({}));
     let escalation = &entry.escalation;
