@@ -424,3 +424,50 @@ async fn the_tokens_redirect_never_leaves_the_desk() {
         assert_eq!((answer.status, answer.header("location")), (303, Some(to)), "{path}");
     }
 }
+
+/// Documents named `.` and `..` (which a browser collapses as path
+/// segments, however escaped) are opened and fixed through the links the
+/// desk gives them (issue 34, defect 9).
+#[tokio::test(flavor = "multi_thread")]
+async fn documents_named_dot_and_dot_dot_can_be_opened_and_fixed() {
+    let desk = start("dots", None, |journal, documents| {
+        let db = rusqlite::Connection::open(journal).unwrap();
+        for id in [".", ".."] {
+            db.execute(
+                "INSERT INTO documents (id, content, state) SELECT ?1, content, state FROM documents WHERE id = 'inv-001'",
+                [id],
+            )
+            .unwrap();
+            db.execute(
+                "INSERT INTO outcomes (document, content, state, packet, attempts, usage, facts)
+                 SELECT ?1, content, state, packet, attempts, usage, facts FROM outcomes WHERE document = 'inv-001'",
+                [id],
+            )
+            .unwrap();
+            let text = documents.iter().find(|d| d.id() == "inv-001").unwrap().searchable_text().unwrap().to_string();
+            documents.push(Document::text(text).with_id(id));
+        }
+    })
+    .await;
+    let queue = get(desk.address, "/").await;
+    for (id, href) in [(".", "/by-id/?id=."), ("..", "/by-id/?id=..")] {
+        assert!(queue.body.contains(&format!("data-document-id=\"{id}\" href=\"{href}\"")), "{}", queue.body);
+        let page = get(desk.address, href).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(page.body.contains(&format!("main data-document-id=\"{id}\"")), "{}", page.body);
+        let action = format!("/by-id/fix?id={id}");
+        assert!(page.body.contains(&format!("action=\"{action}\"")), "{}", page.body);
+        let csrf = csrf_of(&page.body);
+        let fields = [
+            ("total", "140"),
+            ("total.quote", "Total due 140.00 EUR"),
+            ("csrf", csrf.as_str()),
+            ("reviewer", "Ada"),
+        ];
+        let fixed = post_form(desk.address, &action, &fields).await;
+        assert_eq!(fixed.status, 303, "{}", fixed.body);
+        let reviewed: i64 =
+            one(&desk.journal, &format!("SELECT count(*) FROM reviews WHERE document = '{id}'"));
+        assert_eq!(reviewed, 1, "{id}");
+    }
+}

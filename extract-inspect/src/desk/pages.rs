@@ -32,7 +32,26 @@ const QUEUE_ROWS: usize = 200;
 
 /// The link to a document's page: its id percent-encoded as a path segment.
 pub(crate) fn document_href(id: &str) -> String {
-    format!("/document/{}", utf8_percent_encode(id, URL_SAFE))
+    document_url(id, "")
+}
+
+/// The address of `action` (`""`: the page, `"pdf"`, `"fix"`, `"reject"`)
+/// on document `id`: `/document/<id>/<action>`, the id percent-encoded as
+/// a path segment. An id that is a dot segment (`.` or `..`, which a
+/// browser collapses however it is escaped) goes in the query instead:
+/// `/by-id/<action>?id=..`.
+pub(crate) fn document_url(id: &str, action: &str) -> String {
+    if id == "." || id == ".." {
+        return format!("/by-id/{action}?id={}", query_value(id));
+    }
+    let segment = utf8_percent_encode(id, URL_SAFE);
+    if action.is_empty() { format!("/document/{segment}") } else { format!("/document/{segment}/{action}") }
+}
+
+/// `url` with `key=value` added to its query.
+pub(crate) fn with_query(url: &str, key: &str, value: &str) -> String {
+    let joint = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{joint}{key}={}", query_value(value))
 }
 
 /// `text` percent-encoded as a query value.
@@ -405,8 +424,8 @@ impl DocumentPage<'_> {
         if let Content::Pdf { .. } = document.content() {
             let _ = writeln!(
                 out,
-                "<iframe class=\"pdf\" src=\"{}/pdf\" title=\"The PDF of document {}\"></iframe>",
-                escape(&document_href(self.id)),
+                "<iframe class=\"pdf\" src=\"{}\" title=\"The PDF of document {}\"></iframe>",
+                escape(&document_url(self.id, "pdf")),
                 escape(self.id)
             );
             if text.is_some() {
@@ -510,8 +529,8 @@ impl DocumentPage<'_> {
     }
 
     fn fix_form(&self, out: &mut String, quotes: &[Quote]) {
-        let id_href = escape(&document_href(self.id));
-        let _ = writeln!(out, "<h2>Fix</h2>\n<form id=\"fix\" method=\"post\" action=\"{id_href}/fix\">");
+        let action = escape(&document_url(self.id, "fix"));
+        let _ = writeln!(out, "<h2>Fix</h2>\n<form id=\"fix\" method=\"post\" action=\"{action}\">");
         let _ = writeln!(out, "<input type=\"hidden\" name=\"csrf\" value=\"{}\">", escape(self.csrf));
         let by_field = self.violations_by_field();
         if let Some(general) = by_field.get("") {
@@ -583,12 +602,12 @@ impl DocumentPage<'_> {
     fn reject_form(&self, out: &mut String) {
         let _ = writeln!(
             out,
-            "<h2>Reject</h2>\n<form id=\"reject\" method=\"post\" action=\"{}/reject\">\n\
+            "<h2>Reject</h2>\n<form id=\"reject\" method=\"post\" action=\"{}\">\n\
              <input type=\"hidden\" name=\"csrf\" value=\"{}\">\n\
              <p class=\"muted\">When the source cannot be used (unreadable, not what the run extracts): no value is \
              recorded, only the rejection and its reason.</p>\n\
              <label for=\"reason\">Reason</label>\n<textarea id=\"reason\" name=\"reason\" rows=\"2\" required>{}</textarea>",
-            escape(&document_href(self.id)),
+            escape(&document_url(self.id, "reject")),
             escape(self.csrf),
             escape(self.reason)
         );

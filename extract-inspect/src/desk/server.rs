@@ -48,6 +48,29 @@ pub(crate) struct State<T> {
 
 type Desk<T> = Arc<State<T>>;
 
+/// A document's id, from the path (`/document/<id>/...`) or, for an id
+/// that cannot be a path segment, the query (`/by-id/...?id=..`).
+struct DocumentId(String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for DocumentId {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Response> {
+        if let Ok(Path(id)) = Path::<String>::from_request_parts(parts, state).await {
+            return Ok(DocumentId(id));
+        }
+        let query =
+            Query::<BTreeMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
+        match query.get("id") {
+            Some(id) => Ok(DocumentId(id.clone())),
+            None => {
+                Err((StatusCode::NOT_FOUND, html(pages::message("No document", "No document is named.")))
+                    .into_response())
+            }
+        }
+    }
+}
+
 /// The desk's routes and layers.
 pub(crate) fn router<T: Extractable + Send + Sync + 'static>(state: Desk<T>) -> Router {
     let csp = HeaderValue::from_static(security::CONTENT_SECURITY_POLICY);
@@ -57,6 +80,11 @@ pub(crate) fn router<T: Extractable + Send + Sync + 'static>(state: Desk<T>) -> 
         .route("/document/{id}/pdf", get(pdf::<T>))
         .route("/document/{id}/fix", post(fix::<T>))
         .route("/document/{id}/reject", post(reject::<T>))
+        // The same, for an id that cannot be a path segment (`.`, `..`).
+        .route("/by-id/", get(document::<T>))
+        .route("/by-id/pdf", get(pdf::<T>))
+        .route("/by-id/fix", post(fix::<T>))
+        .route("/by-id/reject", post(reject::<T>))
         .route("/desk.js", get(script))
         .route("/desk.css", get(style))
         .layer(middleware::from_fn_with_state(state.clone(), require_token::<T>))
@@ -181,7 +209,7 @@ struct Notice {
 
 async fn document<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
     Query(notice): Query<Notice>,
     headers: axum::http::HeaderMap,
 ) -> Response {
@@ -242,7 +270,10 @@ fn last_object(entry: &Waiting) -> Map<String, Value> {
     }
 }
 
-async fn pdf<T: Send + Sync + 'static>(Shared(desk): Shared<Desk<T>>, Path(id): Path<String>) -> Response {
+async fn pdf<T: Send + Sync + 'static>(
+    Shared(desk): Shared<Desk<T>>,
+    DocumentId(id): DocumentId,
+) -> Response {
     match desk.documents.get(&id).map(Document::content) {
         Some(Content::Pdf { bytes, .. }) => (
             [
@@ -333,7 +364,7 @@ fn after_decision(waiting: &[String], id: &str, said: &str, reviewer: &str) -> R
         .iter()
         .find(|w| w.as_str() > id)
         .or_else(|| waiting.iter().find(|w| *w != id))
-        .map(|w| format!("{}?{said}={}", pages::document_href(w), pages::query_value(id)))
+        .map(|w| pages::with_query(&pages::document_href(w), said, id))
         .unwrap_or_else(|| format!("/?{said}={}", pages::query_value(id)));
     let cookie = format!(
         "{REVIEWER_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000",
@@ -349,7 +380,7 @@ fn after_decision(waiting: &[String], id: &str, said: &str, reviewer: &str) -> R
 
 async fn fix<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
@@ -437,7 +468,7 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
 
 async fn reject<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
