@@ -69,23 +69,37 @@ enum Found {
     Database,
 }
 
-/// Reads the first bytes of `path` without writing it: only a missing or
-/// empty file, or an SQLite database, goes on; anything else is refused.
+/// Looks at `path` without writing it: only a missing or empty file, or an
+/// SQLite database, goes on; anything else is refused.
+///
+/// No descriptor of a database is opened here: closing any descriptor of a
+/// file drops every POSIX lock this process holds on it, SQLite's own
+/// included (a reader of this process would lose its lock, and another
+/// process could then delete the write-ahead log under it). The size comes
+/// from the file's metadata and the header through SQLite, which shares one
+/// descriptor per file among a process's connections; the first bytes are
+/// read directly only of a file SQLite says is no database.
 fn look_at(path: &Path) -> Result<Found, Error> {
-    let mut file = match File::open(path) {
-        Ok(file) => file,
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
-        Err(e) => return Err(io(path, "cannot open it", e)),
-    };
+        Err(e) => return Err(io(path, "cannot look at it", e)),
+        Ok(metadata) if metadata.len() == 0 => return Ok(Found::Nothing),
+        Ok(_) => {}
+    }
+    let reading = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| db(path, "cannot open it", e))?;
+    let header = reading.query_row("SELECT * FROM pragma_application_id", [], |r| r.get::<_, i32>(0));
+    drop(reading);
+    match header {
+        Ok(_) => return Ok(Found::Database),
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => {}
+        Err(e) => return Err(db(path, "cannot read it", e)),
+    }
+    // Not a database: SQLite holds no lock on it, so reading it here costs none.
     let mut head = Vec::with_capacity(100);
-    (&mut file).take(100).read_to_end(&mut head).map_err(|e| io(path, "cannot read it", e))?;
-    drop(file);
-    if head.is_empty() {
-        return Ok(Found::Nothing);
-    }
-    if head.starts_with(b"SQLite format 3\0") {
-        return Ok(Found::Database);
-    }
+    File::open(path)
+        .and_then(|file| file.take(100).read_to_end(&mut head))
+        .map_err(|e| io(path, "cannot read it", e))?;
     if head.starts_with(b"{\"record\":\"header\"") {
         return Err(refused(path, JournalProblem::OldFormat));
     }
