@@ -12,6 +12,7 @@ mod support;
 mod browser;
 mod corrections;
 mod http;
+mod mounted;
 
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,8 @@
 //! a model or a document is escaped; the pages load nothing from outside
 //! and work without JavaScript.
 //!
-//! `server.rs` holds the routes, `pages.rs` the HTML, `form.rs` the schema's
+//! `server.rs` holds the routes, `pages.rs` the HTML (maud templates; the
+//! style sheet and script are the files in `assets/`), `form.rs` the schema's
 //! inputs and the form's merge patch, `security.rs` the tokens and headers.
 
 mod form;
@@ -115,16 +116,44 @@ impl<T: Extractable + Send + Sync + 'static> Desk<T> {
         let local = listener
             .local_addr()
             .map_err(|e| Error::io(format!("the desk cannot read the address it bound ({address})"), e))?;
+        Ok(Serving { listener, router: self.routes(Some(local))?, address: local })
+    }
+
+    /// The desk as an axum 0.8 [`Router`](axum::Router), to serve inside
+    /// another application: `app.nest("/review", desk.router()?)` serves
+    /// the queue at `/review`, and every link, form and redirect of the
+    /// desk stays under `/review`. The application owns the listener, so
+    /// the desk cannot check it is loopback: without a [`token`](Desk::token)
+    /// it answers only requests whose `Host` is a loopback name (any port);
+    /// give it a token when the application serves other hosts.
+    ///
+    /// ```no_run
+    /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// # struct Invoice { total: f64 }
+    /// # async fn mount(documents: Vec<extract::Document>) -> Result<(), Box<dyn std::error::Error>> {
+    /// let desk = extract::desk::Desk::<Invoice>::new("runs/march.db", documents)?.token("a-long-random-secret");
+    /// let app = axum::Router::new().nest("/review", desk.router()?);
+    /// let listener = tokio::net::TcpListener::bind("0.0.0.0:3000").await?;
+    /// axum::serve(listener, app).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn router(self) -> Result<axum::Router, Error> {
+        security::check_binding(&[], self.token.as_deref(), "an application's router")?;
+        self.routes(None)
+    }
+
+    /// The routes over this desk's state; `address`: the listener's, when the desk owns it.
+    fn routes(self, address: Option<SocketAddr>) -> Result<axum::Router, Error> {
         let state = server::State::<T> {
             journal: self.journal,
             documents: self.documents,
             fields: form::fields_of(&T::tool().input_schema),
             csrf: security::random_token()?,
             token: self.token,
-            address: local,
+            address,
             _type: PhantomData,
         };
-        Ok(Serving { listener, router: server::router(Arc::new(state)), address: local })
+        Ok(server::router(Arc::new(state)))
     }
 
     /// Serves the desk on `address` until the process ends (see [`bind`](Desk::bind)).

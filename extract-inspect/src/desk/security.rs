@@ -67,14 +67,6 @@ pub(crate) fn check_binding(addresses: &[SocketAddr], token: Option<&str>, shown
     Ok(())
 }
 
-/// `path` as a redirect's target when it is a path of this desk (one `/`
-/// first, not `//` nor `/\`, which a browser reads as another host);
-/// else the queue.
-pub(crate) fn desk_path(path: &str) -> &str {
-    let own = path.starts_with('/') && !path[1..].starts_with(['/', '\\']);
-    if own { path } else { "/" }
-}
-
 /// Whether `host` (a request's `Host` header) names the desk at `address`:
 /// its IP and port, or `localhost` with its port.
 pub(crate) fn is_own_host(host: &str, address: SocketAddr) -> bool {
@@ -84,6 +76,18 @@ pub(crate) fn is_own_host(host: &str, address: SocketAddr) -> bool {
         SocketAddr::V6(v6) => format!("[{}]:{port}", v6.ip()),
     };
     host.eq_ignore_ascii_case(&own) || host.eq_ignore_ascii_case(&format!("localhost:{port}"))
+}
+
+/// Whether `host` (a request's `Host` header) is a loopback name, on any
+/// port: what a desk served by an application's router, which does not know
+/// its listener, answers without a token. A page elsewhere whose name was
+/// rebound to 127.0.0.1 (DNS rebinding) still sends its own name.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(ip, _)| ip),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The access token a request presents: `Authorization: Bearer`, or the cookie.
@@ -115,16 +119,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_redirect_stays_on_the_desk() {
-        assert_eq!(desk_path("/document/inv-001"), "/document/inv-001");
-        assert_eq!(desk_path("/"), "/");
-        for elsewhere in ["//evil.example/", "/\\evil.example/", "", "evil.example", "https://evil.example/"]
-        {
-            assert_eq!(desk_path(elsewhere), "/", "{elsewhere:?}");
-        }
-    }
-
-    #[test]
     fn off_loopback_the_desk_needs_a_token_of_some_length() {
         let loopback: SocketAddr = "127.0.0.1:8088".parse().unwrap();
         let any: SocketAddr = "0.0.0.0:8088".parse().unwrap();
@@ -145,6 +139,17 @@ mod tests {
         }
         let v6: SocketAddr = "[::1]:9000".parse().unwrap();
         assert!(is_own_host("[::1]:9000", v6));
+    }
+
+    #[test]
+    fn a_mounted_desk_takes_any_loopback_name_and_no_other() {
+        for loopback in ["127.0.0.1:3000", "127.0.0.1", "localhost:8080", "LOCALHOST", "[::1]:9000", "127.8.0.1:1"] {
+            assert!(is_loopback_host(loopback), "{loopback}");
+        }
+        for other in ["evil.example:3000", "10.0.0.1:80", "", "localhost.evil.example", "[::2]:80", "127.0.0.1.evil:80"]
+        {
+            assert!(!is_loopback_host(other), "{other}");
+        }
     }
 
     #[test]

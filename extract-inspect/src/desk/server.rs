@@ -8,11 +8,11 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, Form, Path, Query, Request, State as Shared};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Form, OriginalUri, Path, Query, Request, State as Shared};
+use axum::http::request::Parts;
+use axum::http::{Extensions, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -20,7 +20,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use super::BODY_LIMIT;
 use super::form::{self, Field, Submitted};
-use super::pages::{self, DocumentPage, Filters, QueuePage};
+use super::pages::{self, DocumentPage, Filters, QueuePage, Site};
 use super::security;
 use crate::run::review::{patched, review_document};
 use crate::{Content, Document, Error, Extractable, Outcome};
@@ -41,12 +41,37 @@ pub(crate) struct State<T> {
     /// The CSRF token every form of this desk carries (new at each start).
     pub csrf: String,
     pub token: Option<String>,
-    /// The address the desk listens on: without a token, the only hosts it answers.
-    pub address: std::net::SocketAddr,
+    /// The address the desk listens on: without a token, the only hosts it
+    /// answers. `None` when an application serves the desk's router: then
+    /// any loopback name.
+    pub address: Option<std::net::SocketAddr>,
     pub _type: PhantomData<fn() -> T>,
 }
 
 type Desk<T> = Arc<State<T>>;
+
+/// Where the desk is mounted, read off each request: the part of the
+/// path an enclosing router took (nested at `/review`: `/review`), found by
+/// comparing the request's original path with the one the desk sees.
+fn site_of(uri: &Uri, extensions: &Extensions) -> Site {
+    let seen = uri.path();
+    let original = extensions.get::<OriginalUri>().map_or(seen, |o| o.0.path());
+    let base = match original.strip_suffix(seen) {
+        Some(base) => base,
+        // Nested at `/review`, a request for `/review` reaches the desk as `/`.
+        None if seen == "/" => original,
+        None => "",
+    };
+    Site::at(base)
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Site {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(site_of(&parts.uri, &parts.extensions))
+    }
+}
 
 /// A document's id, from the path (`/document/<id>/...`) or, for an id
 /// that cannot be a path segment, the query (`/by-id/...?id=..`).
@@ -55,7 +80,7 @@ struct DocumentId(String);
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for DocumentId {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
         if let Ok(Path(id)) = Path::<String>::from_request_parts(parts, state).await {
             return Ok(DocumentId(id));
         }
@@ -64,8 +89,8 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for DocumentId {
         match query.get("id") {
             Some(id) => Ok(DocumentId(id.clone())),
             None => {
-                Err((StatusCode::NOT_FOUND, html(pages::message("No document", "No document is named.")))
-                    .into_response())
+                let site = site_of(&parts.uri, &parts.extensions);
+                Err(page(StatusCode::NOT_FOUND, pages::message(&site, "No document", "No document is named.")))
             }
         }
     }
@@ -107,14 +132,16 @@ async fn require_token<T: Send + Sync + 'static>(
     request: Request,
     next: Next,
 ) -> Response {
+    let site = site_of(request.uri(), request.extensions());
     let Some(expected) = desk.token.as_deref() else {
         let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
-        if !security::is_own_host(host, desk.address) {
-            let page = pages::message(
-                "Unknown host",
-                "This desk answers only requests addressed to its own loopback address.",
-            );
-            return (StatusCode::MISDIRECTED_REQUEST, html(page)).into_response();
+        let own = match desk.address {
+            Some(address) => security::is_own_host(host, address),
+            None => security::is_loopback_host(host),
+        };
+        if !own {
+            let said = "This desk answers only requests addressed to its own loopback address.";
+            return page(StatusCode::MISDIRECTED_REQUEST, pages::message(&site, "Unknown host", said));
         }
         return next.run(request).await;
     };
@@ -122,43 +149,42 @@ async fn require_token<T: Send + Sync + 'static>(
         Query::<BTreeMap<String, String>>::try_from_uri(request.uri()).map(|q| q.0).unwrap_or_default();
     if let Some(given) = query.get("token") {
         if !security::same_secret(given, expected) {
-            return unauthorized();
+            return unauthorized(&site);
         }
         let cookie = format!(
-            "{}={}; Path=/; HttpOnly; SameSite=Strict",
+            "{}={}; Path={}; HttpOnly; SameSite=Strict",
             security::TOKEN_COOKIE,
-            pages::cookie_value(expected)
+            pages::cookie_value(expected),
+            site.cookie_path()
         );
-        return Response::builder()
-            .status(StatusCode::SEE_OTHER)
-            .header(header::LOCATION, security::desk_path(request.uri().path()))
-            .header(header::SET_COOKIE, cookie)
-            .body(Body::empty())
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+        return see_other(&site.redirect(request.uri().path()), &cookie);
     }
     match security::presented(request.headers()) {
         Some(given) if security::same_secret(&given, expected) => next.run(request).await,
-        _ => unauthorized(),
+        _ => unauthorized(&site),
     }
 }
 
-fn unauthorized() -> Response {
-    let page = pages::message(
-        "Access token needed",
-        "This desk needs its access token: open the address it printed (with ?token=...), or send \
-         Authorization: Bearer.",
-    );
-    (StatusCode::UNAUTHORIZED, html(page)).into_response()
+fn unauthorized(site: &Site) -> Response {
+    let said = "This desk needs its access token: open the address it printed (with ?token=...), or send \
+                Authorization: Bearer.";
+    page(StatusCode::UNAUTHORIZED, pages::message(site, "Access token needed", said))
 }
 
-fn html(page: String) -> ([(header::HeaderName, &'static str); 1], String) {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page)
+/// A page answered with `status`.
+fn page(status: StatusCode, page: maud::Markup) -> Response {
+    (status, Html(page.into_string())).into_response()
+}
+
+/// 303 to `location`, setting `cookie`.
+fn see_other(location: &str, cookie: &str) -> Response {
+    ([(header::SET_COOKIE, cookie)], Redirect::to(location)).into_response()
 }
 
 /// A journal failure as a page that says what failed.
-fn failed(error: Error) -> Response {
-    let page = pages::message("The journal cannot be read", &error.to_string());
-    (StatusCode::INTERNAL_SERVER_ERROR, html(page)).into_response()
+fn failed(site: &Site, error: Error) -> Response {
+    let said = error.to_string();
+    page(StatusCode::INTERNAL_SERVER_ERROR, pages::message(site, "The journal cannot be read", &said))
 }
 
 /// The waiting documents, and the counts of reviewed and rejected ones,
@@ -183,20 +209,22 @@ async fn around<T: Send + Sync + 'static>(
 
 async fn queue<T: Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
+    site: Site,
     Query(filters): Query<Filters>,
 ) -> Response {
     match waiting(&desk).await {
         Ok((waiting, reviewed, rejected)) => {
-            let page = QueuePage {
+            let queue = QueuePage {
+                site: &site,
                 waiting: &waiting,
                 reviewed,
                 rejected,
                 filters: &filters,
                 known: &desk.documents,
             };
-            html(page.render()).into_response()
+            page(StatusCode::OK, queue.render())
         }
-        Err(error) => failed(error),
+        Err(error) => failed(&site, error),
     }
 }
 
@@ -209,13 +237,14 @@ struct Notice {
 
 async fn document<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
+    site: Site,
     DocumentId(id): DocumentId,
     Query(notice): Query<Notice>,
     headers: axum::http::HeaderMap,
 ) -> Response {
     let (waiting, entry) = match around(&desk, &id).await {
         Ok(found) => found,
-        Err(error) => return failed(error),
+        Err(error) => return failed(&site, error),
     };
     let notice = match (&notice.recorded, &notice.rejected) {
         (Some(done), _) => Some(format!("Recorded the fix of document {done}.")),
@@ -224,10 +253,11 @@ async fn document<T: Extractable + Send + Sync + 'static>(
     };
     let reviewer = security::cookie(&headers, REVIEWER_COOKIE).unwrap_or_default();
     let (Some(entry), Some(at)) = (entry.as_ref(), waiting.iter().position(|w| *w == id)) else {
-        return not_waiting(&id);
+        return not_waiting(&site, &id);
     };
     let last = last_object(entry);
-    let page = DocumentPage {
+    let shown = DocumentPage {
+        site: &site,
         id: &id,
         entry,
         document: desk.documents.get(&id),
@@ -241,7 +271,7 @@ async fn document<T: Extractable + Send + Sync + 'static>(
         notice,
         reason: "",
     };
-    html(page.render()).into_response()
+    page(StatusCode::OK, shown.render())
 }
 
 /// The previous and next waiting documents around `at`, and where it is (1-based, of how many).
@@ -252,15 +282,12 @@ fn neighbours(waiting: &[String], at: usize) -> (Option<&str>, Option<&str>, usi
 }
 
 /// The page of a document that does not wait for a reviewer (any more).
-fn not_waiting(id: &str) -> Response {
-    let page = pages::message(
-        "Not in the queue",
-        &format!(
-            "Document {id} does not wait for a reviewer: it was reviewed or rejected (perhaps by someone else \
-             just now), a run changed it, or the journal has no escalation for it. Nothing was recorded."
-        ),
+fn not_waiting(site: &Site, id: &str) -> Response {
+    let said = format!(
+        "Document {id} does not wait for a reviewer: it was reviewed or rejected (perhaps by someone else just \
+         now), a run changed it, or the journal has no escalation for it. Nothing was recorded."
     );
-    (StatusCode::CONFLICT, html(page)).into_response()
+    page(StatusCode::CONFLICT, pages::message(site, "Not in the queue", &said))
 }
 
 fn last_object(entry: &Waiting) -> Map<String, Value> {
@@ -272,6 +299,7 @@ fn last_object(entry: &Waiting) -> Map<String, Value> {
 
 async fn pdf<T: Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
+    site: Site,
     DocumentId(id): DocumentId,
 ) -> Response {
     match desk.documents.get(&id).map(Document::content) {
@@ -284,8 +312,7 @@ async fn pdf<T: Send + Sync + 'static>(
             bytes.clone(),
         )
             .into_response(),
-        _ => (StatusCode::NOT_FOUND, html(pages::message("No PDF", "The desk holds no PDF by that id.")))
-            .into_response(),
+        _ => page(StatusCode::NOT_FOUND, pages::message(&site, "No PDF", "The desk holds no PDF by that id.")),
     }
 }
 
@@ -294,16 +321,17 @@ async fn pdf<T: Send + Sync + 'static>(
 /// and its place among them. `Err` is the page to answer with.
 async fn decision_on<T: Send + Sync + 'static>(
     desk: &Desk<T>,
+    site: &Site,
     form: &Submitted,
     id: &str,
 ) -> Result<(Vec<String>, Waiting, usize), Response> {
-    if let Some(refused) = csrf_refusal(desk, form) {
+    if let Some(refused) = csrf_refusal(desk, site, form) {
         return Err(refused);
     }
-    let (waiting, entry) = around(desk, id).await.map_err(failed)?;
+    let (waiting, entry) = around(desk, id).await.map_err(|e| failed(site, e))?;
     match (entry, waiting.iter().position(|w| w == id)) {
         (Some(entry), Some(at)) => Ok((waiting, entry, at)),
-        _ => Err(not_waiting(id)),
+        _ => Err(not_waiting(site, id)),
     }
 }
 
@@ -311,30 +339,28 @@ async fn decision_on<T: Send + Sync + 'static>(
 /// decision was `said` (recorded), 409 when the document no longer waited.
 fn decided(
     recorded: Result<Result<bool, Error>, tokio::task::JoinError>,
+    site: &Site,
     waiting: &[String],
     id: &str,
     said: &str,
     reviewer: &str,
 ) -> Response {
     match recorded {
-        Ok(Ok(true)) => after_decision(waiting, id, said, reviewer),
-        Ok(Ok(false)) => not_waiting(id),
-        Ok(Err(error)) => failed(error),
-        Err(error) => failed(Error::WorkerPanicked(format!("the desk's journal writer failed: {error}"))),
+        Ok(Ok(true)) => after_decision(site, waiting, id, said, reviewer),
+        Ok(Ok(false)) => not_waiting(site, id),
+        Ok(Err(error)) => failed(site, error),
+        Err(error) => failed(site, Error::WorkerPanicked(format!("the desk's journal writer failed: {error}"))),
     }
 }
 
 /// The 403 page when the form's CSRF token is not this desk's.
-fn csrf_refusal(desk: &State<impl Sized>, form: &Submitted) -> Option<Response> {
+fn csrf_refusal(desk: &State<impl Sized>, site: &Site, form: &Submitted) -> Option<Response> {
     match form.get("csrf") {
         Some(given) if security::same_secret(given, &desk.csrf) => None,
         _ => {
-            let page = pages::message(
-                "Refused",
-                "The form carried no valid CSRF token (it did not come from this desk, or the desk was \
-                 restarted since it was opened). Nothing was recorded: reload the page and submit again.",
-            );
-            Some((StatusCode::FORBIDDEN, html(page)).into_response())
+            let said = "The form carried no valid CSRF token (it did not come from this desk, or the desk was \
+                        restarted since it was opened). Nothing was recorded: reload the page and submit again.";
+            Some(page(StatusCode::FORBIDDEN, pages::message(site, "Refused", said)))
         }
     }
 }
@@ -359,38 +385,35 @@ fn now() -> String {
 
 /// 303 to the next waiting document after `id` (or the queue), saying what
 /// was recorded, and remembering the reviewer's name.
-fn after_decision(waiting: &[String], id: &str, said: &str, reviewer: &str) -> Response {
+fn after_decision(site: &Site, waiting: &[String], id: &str, said: &str, reviewer: &str) -> Response {
     let next = waiting
         .iter()
         .find(|w| w.as_str() > id)
         .or_else(|| waiting.iter().find(|w| *w != id))
-        .map(|w| pages::with_query(&pages::document_href(w), said, id))
-        .unwrap_or_else(|| format!("/?{said}={}", pages::query_value(id)));
+        .map(|w| pages::with_query(&site.document(w, ""), said, id))
+        .unwrap_or_else(|| site.queue_with(said, id));
     let cookie = format!(
-        "{REVIEWER_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000",
-        pages::cookie_value(reviewer)
+        "{REVIEWER_COOKIE}={}; Path={}; HttpOnly; SameSite=Strict; Max-Age=31536000",
+        pages::cookie_value(reviewer),
+        site.cookie_path()
     );
-    Response::builder()
-        .status(StatusCode::SEE_OTHER)
-        .header(header::LOCATION, next)
-        .header(header::SET_COOKIE, cookie)
-        .body(Body::empty())
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    see_other(&next, &cookie)
 }
 
 async fn fix<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
+    site: Site,
     DocumentId(id): DocumentId,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    let (waiting, entry, at) = match decision_on(&desk, &form, &id).await {
+    let (waiting, entry, at) = match decision_on(&desk, &site, &form, &id).await {
         Ok(found) => found,
         Err(refused) => return refused,
     };
     let entry = &entry;
     let Some(document) = desk.documents.get(&id) else {
-        return (StatusCode::NOT_FOUND, html(pages::missing_document(&id))).into_response();
+        return page(StatusCode::NOT_FOUND, pages::missing_document(&site, &id));
     };
     let last = last_object(entry);
     let limit = form::most_rows(&Value::Object(last.clone())) + form::BLANK_ROWS + form::EXTRA_ROWS;
@@ -398,8 +421,7 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
         let said = format!(
             "the input {input:?} names a row past the {limit} this form can have; nothing was recorded"
         );
-        return (StatusCode::UNPROCESSABLE_ENTITY, html(pages::message("Fix refused", &said)))
-            .into_response();
+        return page(StatusCode::UNPROCESSABLE_ENTITY, pages::message(&site, "Fix refused", &said));
     }
     let fields = form::with_extra_keys(&desk.fields, &last);
     let patch = form::patch_of(&fields, &last, &form).unwrap_or_else(|| json!({}));
@@ -409,7 +431,8 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
     let result = review_document::<T>(escalation, document, patch.clone());
     let shown = patched(escalation, patch.clone());
     let again = |violations, problem: Option<String>| {
-        let page = DocumentPage {
+        let refused = DocumentPage {
+            site: &site,
             id: &id,
             entry,
             document: Some(document),
@@ -423,7 +446,7 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
             notice: None,
             reason: "",
         };
-        (StatusCode::UNPROCESSABLE_ENTITY, html(page.render())).into_response()
+        page(StatusCode::UNPROCESSABLE_ENTITY, refused.render())
     };
     let validated = match (result, reviewer.clone()) {
         (Err(violations), reviewer) => return again(Some(violations), reviewer.err()),
@@ -463,16 +486,17 @@ async fn fix<T: Extractable + Send + Sync + 'static>(
         })
         .await
     };
-    decided(recorded, &waiting, &id, "recorded", &reviewer)
+    decided(recorded, &site, &waiting, &id, "recorded", &reviewer)
 }
 
 async fn reject<T: Extractable + Send + Sync + 'static>(
     Shared(desk): Shared<Desk<T>>,
+    site: Site,
     DocumentId(id): DocumentId,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let form = Submitted::new(pairs);
-    let (waiting, entry, at) = match decision_on(&desk, &form, &id).await {
+    let (waiting, entry, at) = match decision_on(&desk, &site, &form, &id).await {
         Ok(found) => found,
         Err(refused) => return refused,
     };
@@ -490,7 +514,8 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
     };
     if let Some(problem) = problem {
         let last = last_object(entry);
-        let page = DocumentPage {
+        let shown = DocumentPage {
+            site: &site,
             id: &id,
             entry,
             document: desk.documents.get(&id),
@@ -504,7 +529,7 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
             notice: None,
             reason: &reason,
         };
-        return (StatusCode::UNPROCESSABLE_ENTITY, html(page.render())).into_response();
+        return page(StatusCode::UNPROCESSABLE_ENTITY, shown.render());
     }
     let reviewer = reviewer_of(&form).unwrap_or_default();
     let recorded = {
@@ -515,7 +540,7 @@ async fn reject<T: Extractable + Send + Sync + 'static>(
         })
         .await
     };
-    decided(recorded, &waiting, &id, "rejected", &reviewer)
+    decided(recorded, &site, &waiting, &id, "rejected", &reviewer)
 }
 
 async fn script() -> impl IntoResponse {
