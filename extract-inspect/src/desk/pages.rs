@@ -819,13 +819,18 @@ fn one_input(input: &Input, path: &str, value: &Value, labelled: bool) -> Markup
 enum Piece<'t> {
     Plain(&'t str),
     /// The span of quote number `index`.
-    Marked { index: usize, quote: &'t Quote, text: &'t str },
+    Marked {
+        index: usize,
+        quote: &'t Quote,
+        text: &'t str,
+    },
 }
 
 /// The document's text in a `<pre>`, each found quote's span in a `<mark>`
 /// linked to its field (overlapping spans: the first one marks).
 fn marked_text(text: &str, quotes: &[Quote]) -> Markup {
-    let mut spans: Vec<(usize, &Quote)> = quotes.iter().enumerate().filter(|(_, q)| q.span.is_some()).collect();
+    let mut spans: Vec<(usize, &Quote)> =
+        quotes.iter().enumerate().filter(|(_, q)| q.span.is_some()).collect();
     spans.sort_by_key(|(_, q)| q.span.as_ref().map(|s| s.start));
     let mut pieces = Vec::new();
     let mut at = 0;
@@ -866,7 +871,9 @@ mod tests {
             let own = format!("{}/document/inv-001", base.trim_end_matches('/'));
             assert_eq!(site.redirect("/document/inv-001"), own);
             assert_eq!(site.redirect("/"), queue);
-            for elsewhere in ["//evil.example/", "/\\evil.example/", "", "evil.example", "https://evil.example/"] {
+            for elsewhere in
+                ["//evil.example/", "/\\evil.example/", "", "evil.example", "https://evil.example/"]
+            {
                 assert_eq!(site.redirect(elsewhere), queue, "{base:?} {elsewhere:?}");
             }
         }

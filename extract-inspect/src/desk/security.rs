@@ -87,7 +87,8 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
         Some(v6) => v6.split_once(']').map_or("", |(ip, _)| ip),
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
     };
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The access token a request presents: `Authorization: Bearer`, or the cookie.
@@ -143,11 +144,19 @@ mod tests {
 
     #[test]
     fn a_mounted_desk_takes_any_loopback_name_and_no_other() {
-        for loopback in ["127.0.0.1:3000", "127.0.0.1", "localhost:8080", "LOCALHOST", "[::1]:9000", "127.8.0.1:1"] {
+        for loopback in
+            ["127.0.0.1:3000", "127.0.0.1", "localhost:8080", "LOCALHOST", "[::1]:9000", "127.8.0.1:1"]
+        {
             assert!(is_loopback_host(loopback), "{loopback}");
         }
-        for other in ["evil.example:3000", "10.0.0.1:80", "", "localhost.evil.example", "[::2]:80", "127.0.0.1.evil:80"]
-        {
+        for other in [
+            "evil.example:3000",
+            "10.0.0.1:80",
+            "",
+            "localhost.evil.example",
+            "[::2]:80",
+            "127.0.0.1.evil:80",
+        ] {
             assert!(!is_loopback_host(other), "{other}");
         }
     }

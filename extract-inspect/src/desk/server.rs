@@ -90,7 +90,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for DocumentId {
             Some(id) => Ok(DocumentId(id.clone())),
             None => {
                 let site = site_of(&parts.uri, &parts.extensions);
-                Err(page(StatusCode::NOT_FOUND, pages::message(&site, "No document", "No document is named.")))
+                Err(page(
+                    StatusCode::NOT_FOUND,
+                    pages::message(&site, "No document", "No document is named."),
+                ))
             }
         }
     }
@@ -312,7 +315,9 @@ async fn pdf<T: Send + Sync + 'static>(
             bytes.clone(),
         )
             .into_response(),
-        _ => page(StatusCode::NOT_FOUND, pages::message(&site, "No PDF", "The desk holds no PDF by that id.")),
+        _ => {
+            page(StatusCode::NOT_FOUND, pages::message(&site, "No PDF", "The desk holds no PDF by that id."))
+        }
     }
 }
 
@@ -349,7 +354,9 @@ fn decided(
         Ok(Ok(true)) => after_decision(site, waiting, id, said, reviewer),
         Ok(Ok(false)) => not_waiting(site, id),
         Ok(Err(error)) => failed(site, error),
-        Err(error) => failed(site, Error::WorkerPanicked(format!("the desk's journal writer failed: {error}"))),
+        Err(error) => {
+            failed(site, Error::WorkerPanicked(format!("the desk's journal writer failed: {error}")))
+        }
     }
 }
 
