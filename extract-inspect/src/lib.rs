@@ -20,6 +20,7 @@ use extract_drive::*;
 #[cfg_attr(docsrs, doc(cfg(feature = "desk")))]
 pub mod desk;
 pub mod eval;
+mod html;
 mod report;
 
 pub use report::Report;

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use maud::{DOCTYPE, Markup, html};
+use maud::{Markup, html};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
@@ -113,22 +113,13 @@ pub(crate) fn cookie_value(text: &str) -> String {
     utf8_percent_encode(text, URL_SAFE).to_string()
 }
 
-/// A whole page: the head every page shares, then `body`.
+/// A whole page of the desk: its style sheet and script, then `body`.
 fn page(site: &Site, title: &str, body: Markup) -> Markup {
-    html! {
-        (DOCTYPE) "\n"
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-                link rel="stylesheet" href=(site.asset("desk.css"));
-                script src=(site.asset("desk.js")) defer {}
-            }
-            body { (body) }
-        }
-        "\n"
-    }
+    let head = html! {
+        link rel="stylesheet" href=(site.asset("desk.css"));
+        script src=(site.asset("desk.js")) defer {}
+    };
+    crate::html::document(title, head, body)
 }
 
 /// A page that says one thing (a refusal, an error), with a way back.

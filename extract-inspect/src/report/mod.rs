@@ -21,7 +21,7 @@ mod charts;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{Markup, PreEscaped, html};
 
 use super::eval::{Comparison, Scorecard};
 use crate::run::percent;
@@ -210,36 +210,25 @@ const STYLE: &str = include_str!("report.css");
 
 impl Report<'_> {
     fn page(&self) -> Markup {
-        html! {
-            (DOCTYPE) "\n"
-            html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { (self.title) }
-                    style { (PreEscaped(STYLE)) }
-                }
-                body {
-                    main {
-                        h1 { (self.title) }
-                        (summary(self.stats))
-                        (charts::outcomes(self.stats))
-                        (charts::attempts(self.stats))
-                        (charts::pareto(self.stats))
-                        (charts::usage(self.stats))
-                        (self.escalation_table())
-                        (self.quote_table())
-                        (self.corrections())
-                        (self.evaluation_section())
-                        footer {
-                            "Written by " code { "extract::report::Report" }
-                            ": one file, inline CSS and SVG, no script, nothing fetched."
-                        }
-                    }
+        let body = html! {
+            main {
+                h1 { (self.title) }
+                (summary(self.stats))
+                (charts::outcomes(self.stats))
+                (charts::attempts(self.stats))
+                (charts::pareto(self.stats))
+                (charts::usage(self.stats))
+                (self.escalation_table())
+                (self.quote_table())
+                (self.corrections())
+                (self.evaluation_section())
+                footer {
+                    "Written by " code { "extract::report::Report" }
+                    ": one file, inline CSS and SVG, no script, nothing fetched."
                 }
             }
-            "\n"
-        }
+        };
+        crate::html::document(&self.title, html! { style { (PreEscaped(STYLE)) } }, body)
     }
 
     /// Each scorecard's counts, then each comparison's paired figures.
