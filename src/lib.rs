@@ -8,7 +8,8 @@
 //! README has the tour; ARCHITECTURE.md the layout.
 //!
 //! The root holds what a program writes; the rest lives in modules named
-//! for a concept: [`model`] (what a backend author needs), [`run`] (the
+//! for a concept: [`model`] (what a backend author needs), [`cost`] (prices
+//! and what calls cost), [`run`] (the
 //! sans-IO retry policy and its parts), [`journal`], [`bulk`], [`report`],
 //! [`eval`], [`testing`], and behind their features [`anthropic`],
 //! [`openai`] and [`desk`].
@@ -104,6 +105,14 @@ pub use extract_core::{
 };
 pub use extract_derive::Extractable;
 pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
+
+/// What calls cost, in US dollars: [`Prices`](cost::Prices) per million
+/// tokens, a model's [`Rate`](cost::Rate), and the
+/// [`PriceTable`](cost::PriceTable) of models (Claude's, dated, by
+/// default). An outcome's [`cost`](Outcome::cost) comes from them.
+pub mod cost {
+    pub use extract_core::cost::{PriceTable, Prices, Rate};
+}
 
 /// What a model backend needs: the [`Model`](model::Model) trait, the
 /// [`Prompt`](model::Prompt) it is sent (its blocks), and the

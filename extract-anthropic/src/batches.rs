@@ -194,6 +194,7 @@ impl Batches {
     where
         T: Extractable + Send + 'static,
     {
+        self.extractor.check_prices()?;
         let mut engine =
             Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
                 .await?;
@@ -204,7 +205,9 @@ impl Batches {
         #[cfg(feature = "postgres")]
         let _coordinating = engine.coordinate().await?;
         let mut ledger = engine.batches();
-        let jobs = engine.jobs::<T, Client>(&self.extractor);
+        // The Message Batches API bills every token at half price.
+        let billed = self.extractor.clone().billed_at(self.extractor.rate().map(|rate| rate.scaled(0.5)));
+        let jobs = engine.jobs::<T, Client>(&billed);
         let mut state = State {
             results: (0..jobs.len()).map(|_| None).collect(),
             index: jobs.iter().enumerate().map(|(i, job)| (job.id().to_string(), i)).collect(),

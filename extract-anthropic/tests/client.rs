@@ -772,6 +772,8 @@ async fn the_api_key_is_absent_from_debug_errors_and_tracing() {
 
     let log = Arc::new(Mutex::new(String::new()));
     let _guard = tracing::subscriber::set_default(Capture(log.clone()));
+    // A callsite another test registered meanwhile may be cached as of no interest.
+    tracing::callsite::rebuild_interest_cache();
     let server = Server::start(vec![
         error_step(529, "overloaded_error", "Overloaded"),
         error_step(400, "invalid_request_error", "tool_choice: forced tool use is not supported"),

@@ -11,8 +11,10 @@
 //! - [`vocabulary`]: violations and paths, replies, usage, text helpers;
 //! - [`schema`]: what the model is shown (the tool, its strict copy, type descriptions);
 //! - [`validate`](mod@validate): the syntax, structure and semantic layers, `Sourced`, `Extractable`;
-//! - [`run`]: the sans-IO retry policy and everything it produces.
+//! - [`run`]: the sans-IO retry policy and everything it produces;
+//! - [`cost`]: what calls cost, by model.
 
+pub mod cost;
 pub mod run;
 pub mod schema;
 pub mod validate;

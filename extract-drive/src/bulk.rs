@@ -152,6 +152,7 @@ impl<M: Model + 'static> Bulk<M> {
     where
         T: Extractable + Send + 'static,
     {
+        self.extractor.check_prices()?;
         let mut engine =
             Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
                 .await?;
@@ -361,6 +362,12 @@ impl Drop for AbortOnDrop {
 }
 
 impl<T> BulkReport<T> {
+    /// What every outcome cost in US dollars (outcomes an earlier run of
+    /// the journal finished included); `None` when a model had no price.
+    pub fn cost(&self) -> Option<f64> {
+        self.stats.cost()
+    }
+
     /// The report of every document's result, in the documents' order.
     pub fn from_results(
         results: impl IntoIterator<Item = (String, Result<Outcome<T>, Error>)>,

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::cost::{PriceTable, Rate};
 use crate::engine::{Engine, Job};
 use crate::{Corrections, Document, Error, Extractable, Model, Outcome, Retries, Run, Tool, Violations};
 
@@ -54,19 +55,62 @@ pub struct Extractor<M> {
     token_budget: Option<u64>,
     trace_content: bool,
     corrections: Corrections,
+    /// The model's name, and its rate in the extractor's price table.
+    priced_as: String,
+    rate: Option<Rate>,
+    cost_budget: Option<f64>,
 }
 
 impl<M: Model> Extractor<M> {
-    /// An extractor over `model` with the default of two retries.
+    /// An extractor over `model` with the default of two retries, its calls
+    /// priced by [`PriceTable::claude`] (see [`prices`](Extractor::prices)).
     pub fn new(model: M) -> Extractor<M> {
+        let priced_as = model.name().to_string();
         Extractor {
+            rate: PriceTable::claude().rate(&priced_as),
+            priced_as,
             model,
             retries: Retries::default(),
             instructions: None,
             token_budget: None,
             trace_content: false,
             corrections: Corrections::Full,
+            cost_budget: None,
         }
+    }
+
+    /// The prices of the extractor's calls: the model's entry in `table`
+    /// (by [`Model::name`]). The default is [`PriceTable::claude`]; a model
+    /// the table does not price gives outcomes whose
+    /// [`cost`](Outcome::cost) is `None`.
+    ///
+    /// ```
+    /// use extract::cost::{PriceTable, Prices};
+    /// use extract::{Extractor, testing::Scripted};
+    /// use serde_json::json;
+    ///
+    /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// # struct Receipt { total: f64 }
+    /// let reply = extract::model::Reply::tool_call(json!({"total": 4.5}))
+    ///     .with_usage(extract::Usage::new(1_000, 200));
+    /// let prices = PriceTable::new().with("scripted", Prices::per_million(3.0, 15.0, 0.3, 3.75));
+    /// let outcome = Extractor::new(Scripted::new([reply])).prices(prices).extract_blocking::<Receipt>("Total 4.50")?;
+    /// assert_eq!(outcome.cost(), Some(0.006)); // 1,000 × $3 + 200 × $15, per million
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn prices(mut self, table: PriceTable) -> Extractor<M> {
+        self.rate = table.rate(&self.priced_as);
+        self
+    }
+
+    /// A cap in US dollars per document: a run ends with `BudgetExhausted`
+    /// when what it spent plus the last attempt's cost would exceed it, as
+    /// the [`token_budget`](Extractor::token_budget) does with tokens. An
+    /// extraction with a cost budget and no price for the model is a
+    /// configuration error.
+    pub fn cost_budget(mut self, usd: f64) -> Extractor<M> {
+        self.cost_budget = Some(usd);
+        self
     }
 
     /// The retry budget (1 to 3).
@@ -222,6 +266,7 @@ impl<M: Model> Extractor<M> {
     }
 
     async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
+        self.check_prices()?;
         // Without a journal the engine has no failure of its own: its outer `Err` never comes.
         Engine::without_journal().drive(&mut Job::new(run), &self.model).await?
     }
@@ -245,7 +290,41 @@ impl<M> Extractor<M> {
         if let Some(tokens) = self.token_budget {
             run = run.token_budget(tokens);
         }
+        if let Some(rate) = self.rate {
+            run = run.prices(rate);
+        }
+        if let Some(usd) = self.cost_budget {
+            run = run.cost_budget(usd);
+        }
         run.trace_content(self.trace_content).corrections(self.corrections)
+    }
+
+    /// The rate this extractor's calls are billed at, `None` when its price
+    /// table has no price for the model.
+    pub fn rate(&self) -> Option<Rate> {
+        self.rate
+    }
+
+    /// The same settings with its calls billed at `rate` (the Batches
+    /// driver's: half the extractor's).
+    #[doc(hidden)]
+    pub fn billed_at(mut self, rate: Option<Rate>) -> Extractor<M> {
+        self.rate = rate;
+        self
+    }
+
+    /// `Err` when a cost budget is set and the model has no price: the
+    /// budget could never be enforced.
+    #[doc(hidden)]
+    pub fn check_prices(&self) -> Result<(), Error> {
+        match (self.cost_budget, self.rate) {
+            (Some(usd), None) => Err(Error::config(format!(
+                "the cost budget of ${usd} cannot be kept: the price table has no price for the model {:?}; \
+                 give one with Extractor::prices(PriceTable::claude().with({:?}, Prices::per_million(..)))",
+                self.priced_as, self.priced_as
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// This extractor's settings without its model: what configures a run
@@ -259,6 +338,9 @@ impl<M> Extractor<M> {
             token_budget: self.token_budget,
             trace_content: self.trace_content,
             corrections: self.corrections,
+            priced_as: self.priced_as.clone(),
+            rate: self.rate,
+            cost_budget: self.cost_budget,
         }
     }
 

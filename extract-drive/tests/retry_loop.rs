@@ -502,8 +502,10 @@ fn valid_packet_serializes_exactly() {
     let model = Scripted::new([wrong_sum(), good()]);
     let outcome = run(model, retries(2), DOC_A);
     let output: Invoice = serde_json::from_value(good()).unwrap();
-    let expected =
-        format!(r#"{{"status":"ok","output":{},"attempts":2}}"#, serde_json::to_string(&output).unwrap());
+    let expected = format!(
+        r#"{{"status":"ok","output":{},"attempts":2,"cost":null}}"#,
+        serde_json::to_string(&output).unwrap()
+    );
     assert_eq!(serde_json::to_string(&outcome).unwrap(), expected);
 }
 
@@ -514,7 +516,7 @@ fn escalation_packet_serializes_exactly() {
     let json = serde_json::to_string(&outcome).unwrap();
     let value: Value = serde_json::from_str(&json).unwrap();
     let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["status", "reason", "error_chain", "last_output", "fix_hint", "partial"]);
+    assert_eq!(keys, ["status", "reason", "error_chain", "last_output", "fix_hint", "cost", "partial"]);
     assert!(
         json.starts_with(
             r#"{"status":"escalated","reason":"budget_exhausted","error_chain":[{"attempt":1,"violations":[{"layer":"semantic","code":"check_failed","path":"stated_total","fields":["stated_total","line_items"],"message":"check failed: "#
@@ -522,7 +524,7 @@ fn escalation_packet_serializes_exactly() {
         "{json}"
     );
     let tail = format!(
-        r#""last_output":{},"fix_hint":null,"partial":"#,
+        r#""last_output":{},"fix_hint":null,"cost":null,"partial":"#,
         serde_json::to_string(&no_department()).unwrap()
     );
     assert!(json.contains(&tail), "{json}");
@@ -661,6 +663,11 @@ mod traces {
         let capture = Capture::default();
         let model = Scripted::new([wrong_sum(), good()]);
         tracing::subscriber::with_default(capture.clone(), || {
+            // Another test's thread may have registered a callsite while this
+            // subscriber was being installed, caching it as of interest to
+            // no one (tracing computes a callsite's interest once, racing
+            // with dispatchers that come and go): ask every callsite again.
+            tracing::callsite::rebuild_interest_cache();
             Extractor::new(model)
                 .trace_content(content)
                 .extract_with_blocking(tool(), DOC_A, validate_invoice)

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cost;
 mod documents;
 mod over_http;
 mod patch;

@@ -122,6 +122,11 @@ async fn one_correction_attempt_over_http_carries_document_output_and_error() {
         Usage { input_tokens: 1510, output_tokens: 185, cache_read_tokens: 1100, cache_write_tokens: 1100 }
     );
     assert_eq!(valid.attempt_usage(), [first_usage, second_usage]);
+    // Priced from Claude's table by the client's model (claude-haiku-5-5:
+    // $0.10 input, $0.50 output, $0.01 cache read, $0.125 cache write):
+    // (1510×0.10 + 185×0.50 + 1100×0.01 + 1100×0.125) per million.
+    let cost = valid.cost().expect("the default model has a price");
+    assert!((cost - 392.0 / 1e6).abs() < 1e-12, "{cost}");
 
     let bodies = server.raw_bodies();
     assert_eq!(bodies.len(), 2, "one request per attempt, no transport retry");

@@ -217,7 +217,9 @@ async fn a_panicking_check_escalates_and_the_caller_carries_on() {
 async fn packets_serialize_exactly_as_the_design_shows() {
     let model = Scripted::new([a_missing_delivery(), a_corrected()]);
     let outcome = Extractor::new(model).extract::<Invoice>(DOCUMENT_A).await.unwrap();
-    let expected_ok = format!(r#"{{"status":"ok","output":{},"attempts":2}}"#, a_corrected_in_field_order());
+    // The scripted model has no price: its cost is present, and null.
+    let expected_ok =
+        format!(r#"{{"status":"ok","output":{},"attempts":2,"cost":null}}"#, a_corrected_in_field_order());
     assert_eq!(serde_json::to_string(&outcome).unwrap(), expected_ok);
 
     let outcome =
@@ -229,6 +231,7 @@ async fn packets_serialize_exactly_as_the_design_shows() {
         "\"error_chain\":",
         "\"last_output\":",
         "\"fix_hint\":",
+        "\"cost\":",
         "\"partial\":",
     ];
     let positions: Vec<usize> = keys.iter().map(|k| packet.find(k).expect(k)).collect();
@@ -240,7 +243,8 @@ async fn packets_serialize_exactly_as_the_design_shows() {
 
     let value: Value = serde_json::from_str(&packet).unwrap();
     let object = value.as_object().unwrap();
-    assert_eq!(object.len(), 6, "{packet}");
+    assert_eq!(object.len(), 7, "{packet}");
+    assert_eq!(value["cost"], Value::Null);
     // The partial result: the purchase order failed, everything the output gave is held.
     assert_eq!(
         value["partial"]["failed"]["purchase_order"][0],

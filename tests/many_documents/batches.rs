@@ -373,6 +373,13 @@ async fn rounds_carry_corrections_and_a_429_on_create_only_waits() {
     let second: Vec<_> =
         report.outcomes.iter().filter(|(_, o)| o.attempts() == 2).map(|(id, _)| id.clone()).collect();
     assert_eq!(second, ["inv-00", "inv-03", "inv-06", "inv-09"]);
+    // Each call spent 100 input and 20 output tokens on claude-haiku-5-5
+    // ($0.10 and $0.50 per million), at the batch API's half price: $0.00001.
+    for outcome in report.outcomes.values() {
+        let expected = f64::from(outcome.attempts()) * 1e-5;
+        assert!((outcome.cost().unwrap() - expected).abs() < 1e-15, "{:?}", outcome.cost());
+    }
+    assert!((report.cost().unwrap() - 16.0 * 1e-5).abs() < 1e-15, "{:?}", report.cost());
     let stand = stand.lock().unwrap();
     assert_eq!(stand.batches.len(), 2, "one batch per round");
     assert_eq!(stand.batches[0].requests.len(), 12);

@@ -574,3 +574,35 @@ fn a_model_inventing_20_000_keys_does_not_make_a_huge_page() {
     assert!(quotes.contains(&format!("and {} more quotes, not shown", 5_000 * sources.len() - 100)));
     assert_no_script_and_nothing_fetched(&page);
 }
+
+#[test]
+fn the_summary_shows_the_runs_cost_or_says_it_is_unknown() {
+    #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+    struct Total {
+        total: f64,
+    }
+    let reply = || Reply::tool_call(json!({"total": 4.5})).with_usage(Usage::new(10_000, 1_000));
+    let prices = extract::cost::PriceTable::new()
+        .with("scripted", extract::cost::Prices::per_million(3.0, 15.0, 0.3, 3.75));
+    let mut stats = Stats::new();
+    for _ in 0..2 {
+        let outcome = Extractor::new(Scripted::new([reply()]))
+            .prices(prices.clone())
+            .extract_blocking::<Total>("Total 4.50")
+            .unwrap();
+        stats.record(&outcome);
+    }
+    // Two outcomes of 10,000 × $3 + 1,000 × $15 per million: $0.045 each.
+    let page = Report::new(&stats).html();
+    let card = element(&page, "data-figure=\"cost\"", "</div>");
+    assert!(card.contains(">$0.0900</div>"), "{card}");
+
+    let unpriced = Extractor::new(Scripted::new([reply()])).extract_blocking::<Total>("Total 4.50").unwrap();
+    stats.record(&unpriced);
+    let page = Report::new(&stats).html();
+    assert!(page.contains("1 outcome(s) without a price"), "a partial sum says so");
+    let mut none = Stats::new();
+    none.record(&unpriced);
+    let page = Report::new(&none).html();
+    assert!(element(&page, "data-figure=\"cost\"", "</div>").contains(">unknown</div>"));
+}

@@ -96,6 +96,16 @@ impl<T> Outcome<T> {
         }
     }
 
+    /// What every attempt cost in US dollars, at the prices of the model
+    /// that answered ([`cost::PriceTable`](crate::cost::PriceTable));
+    /// `None` when that model has no price.
+    pub fn cost(&self) -> Option<f64> {
+        match self {
+            Outcome::Valid(v) => v.cost(),
+            Outcome::Escalated(e) => e.cost,
+        }
+    }
+
     /// `Ok` with the validated value, `Err` with the escalation (boxed; it is
     /// an `std::error::Error`, so `?` works).
     pub fn into_result(self) -> Result<Validated<T>, Box<Escalation>> {
@@ -136,6 +146,8 @@ pub struct Validated<T> {
     sources: Option<Vec<Source>>,
     /// Whether a human's fix made it valid ([`review`](fn@crate::review)).
     reviewed: bool,
+    /// What the attempts cost in US dollars; `None` without prices.
+    cost: Option<f64>,
 }
 
 impl<T> Validated<T> {
@@ -147,7 +159,13 @@ impl<T> Validated<T> {
         sources: Option<Vec<Source>>,
     ) -> Validated<T> {
         let attempts = u32::try_from(attempt_usage.len()).unwrap_or(u32::MAX).max(1);
-        Validated { value, attempts, attempt_usage, corrections, sources, reviewed: false }
+        Validated { value, attempts, attempt_usage, corrections, sources, reviewed: false, cost: None }
+    }
+
+    /// The same value, with what its attempts cost.
+    pub(crate) fn with_cost(mut self, cost: Option<f64>) -> Validated<T> {
+        self.cost = cost;
+        self
     }
 
     /// The same value, made valid by a reviewer's fix.
@@ -190,6 +208,11 @@ impl<T> Validated<T> {
         self.attempt_usage.iter().copied().sum()
     }
 
+    /// What every attempt cost in US dollars; `None` when the model has no price.
+    pub fn cost(&self) -> Option<f64> {
+        self.cost
+    }
+
     /// Tokens spent by each attempt, oldest first.
     pub fn attempt_usage(&self) -> &[Usage] {
         &self.attempt_usage
@@ -206,10 +229,11 @@ impl<T: Serialize> Serialize for Validated<T> {
     /// `{"status":"ok","output":...,"attempts":N}`, and `"sources": [...]`
     /// for a type with `Sourced` values.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut packet = s.serialize_struct("Validated", 4)?;
+        let mut packet = s.serialize_struct("Validated", 6)?;
         packet.serialize_field("status", "ok")?;
         packet.serialize_field("output", &self.value)?;
         packet.serialize_field("attempts", &self.attempts)?;
+        packet.serialize_field("cost", &self.cost)?;
         if let Some(sources) = &self.sources {
             packet.serialize_field("sources", sources)?;
         }
@@ -307,6 +331,8 @@ pub struct Escalation {
     pub fix_hint: Option<String>,
     /// Tokens spent over every attempt.
     pub usage: Usage,
+    /// What every attempt cost in US dollars; `None` when the model has no price.
+    pub cost: Option<f64>,
     /// What of the last output a reviewer can trust, field by field.
     pub partial: Partial,
 }
@@ -321,7 +347,13 @@ impl Escalation {
         usage: Usage,
     ) -> Escalation {
         let partial = Partial::of(last_output.as_ref(), error_chain.last().map(|a| &a.violations), &[]);
-        Escalation { reason, error_chain, last_output, fix_hint, usage, partial }
+        Escalation { reason, error_chain, last_output, fix_hint, usage, cost: None, partial }
+    }
+
+    /// The same escalation, with what its attempts cost.
+    pub fn with_cost(mut self, cost: Option<f64>) -> Escalation {
+        self.cost = cost;
+        self
     }
 
     /// The same escalation with the partial result judged over the type's
@@ -344,12 +376,13 @@ impl Escalation {
 
 impl Serialize for Escalation {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut packet = s.serialize_struct("Escalation", 6)?;
+        let mut packet = s.serialize_struct("Escalation", 7)?;
         packet.serialize_field("status", "escalated")?;
         packet.serialize_field("reason", &self.reason)?;
         packet.serialize_field("error_chain", &self.error_chain)?;
         packet.serialize_field("last_output", &self.last_output)?;
         packet.serialize_field("fix_hint", &self.fix_hint)?;
+        packet.serialize_field("cost", &self.cost)?;
         packet.serialize_field("partial", &self.partial)?;
         packet.end()
     }

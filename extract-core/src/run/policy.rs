@@ -15,6 +15,7 @@ use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use super::patch::{Corrections, PATCH_TOOL, apply_patch, is_patch_input, patch_tool};
 use super::prompt::Correction;
+use crate::cost::Rate;
 use crate::validate::Accepted;
 use crate::validate::syntax;
 use crate::{
@@ -101,6 +102,11 @@ pub struct Run<T> {
     validator: Box<Validator<T>>,
     retries: Retries,
     token_budget: Option<u64>,
+    /// What the model's calls cost; `None`: no price known, so no cost.
+    rate: Option<Rate>,
+    cost_budget: Option<f64>,
+    /// What the replies so far cost, `None` once one had no price.
+    cost: Option<f64>,
     trace_content: bool,
     attempt_usage: Vec<Usage>,
     chain: Vec<FailedAttempt>,
@@ -137,6 +143,9 @@ impl<T> Run<T> {
             validator,
             retries,
             token_budget: None,
+            rate: None,
+            cost_budget: None,
+            cost: None,
             trace_content: false,
             attempt_usage: Vec::new(),
             chain: Vec::new(),
@@ -167,6 +176,29 @@ impl<T> Run<T> {
     pub fn token_budget(mut self, tokens: u64) -> Run<T> {
         self.token_budget = Some(tokens);
         self
+    }
+
+    /// Prices each reply at `rate`, for the outcome's [`cost`](Outcome::cost)
+    /// and the [`cost_budget`](Run::cost_budget). Without it the outcome's
+    /// cost is `None`. Call before the first reply.
+    pub fn prices(mut self, rate: Rate) -> Run<T> {
+        self.rate = Some(rate);
+        self.cost = Some(0.0);
+        self
+    }
+
+    /// Ends the run with [`Reason::BudgetExhausted`] when what was spent so
+    /// far plus the last attempt's cost would exceed `usd` (another attempt
+    /// is expected to cost about as much as the last one). Needs
+    /// [`prices`](Run::prices): a run without them cannot tell what it spent.
+    pub fn cost_budget(mut self, usd: f64) -> Run<T> {
+        self.cost_budget = Some(usd);
+        self
+    }
+
+    /// What the replies so far cost in US dollars; `None` without prices.
+    pub fn cost(&self) -> Option<f64> {
+        self.cost
     }
 
     /// Whether attempt events may carry the model's output (off by default:
@@ -215,6 +247,8 @@ impl<T> Run<T> {
         assert!(!self.finished, "Run::on_reply was called after the run finished");
         let attempt = self.prompt.attempt;
         self.attempt_usage.push(reply.usage);
+        let call_cost = self.rate.map(|rate| rate.cost(reply.usage));
+        self.cost = self.cost.zip(call_cost).map(|(spent, call)| spent + call);
         let (result, produced) = self.judge(&reply);
         let violations = match result {
             Ok((value, sources)) => {
@@ -223,7 +257,8 @@ impl<T> Run<T> {
                 let usage = std::mem::take(&mut self.attempt_usage);
                 let corrections = std::mem::take(&mut self.chain);
                 tracing::info!(target: "extract", attempts = attempt, "extraction valid");
-                return Next::Done(Outcome::Valid(Validated::new(value, usage, corrections, sources)));
+                let validated = Validated::new(value, usage, corrections, sources).with_cost(self.cost);
+                return Next::Done(Outcome::Valid(validated));
             }
             Err(violations) => violations,
         };
@@ -278,6 +313,15 @@ impl<T> Run<T> {
                 );
                 return self.escalate(Reason::BudgetExhausted, output, Some(hint));
             }
+        }
+        if let (Some(budget), Some(spent), Some(next)) = (self.cost_budget, self.cost, call_cost)
+            && spent + next > budget
+        {
+            let hint = format!(
+                "another attempt would exceed the cost budget of ${budget} (${spent:.6} spent, the last attempt \
+                 cost ${next:.6}): raise the budget, use a cheaper model or shorten the document"
+            );
+            return self.escalate(Reason::BudgetExhausted, output, Some(hint));
         }
         self.prompt = self.next_prompt(&reply, output.as_ref(), &violations);
         Next::Call(self.prompt.clone())
@@ -363,7 +407,7 @@ impl<T> Run<T> {
             reason = reason.as_str(),
             "extraction escalated"
         );
-        let escalation = Escalation::new(reason, chain, last_output, fix_hint, usage);
+        let escalation = Escalation::new(reason, chain, last_output, fix_hint, usage).with_cost(self.cost);
         Next::Done(Outcome::Escalated(escalation.over_fields(&self.fields)))
     }
 
@@ -419,6 +463,8 @@ impl<T> fmt::Debug for Run<T> {
             .field("attempt", &self.prompt.attempt)
             .field("retries", &self.retries)
             .field("token_budget", &self.token_budget)
+            .field("rate", &self.rate)
+            .field("cost_budget", &self.cost_budget)
             .field("failed_attempts", &self.chain.len())
             .field("finished", &self.finished)
             .finish_non_exhaustive()

@@ -68,7 +68,8 @@ pub fn review_searchable<T: Extractable>(
     let output = patched(escalation, fix);
     let (value, sources) = validate_searchable::<T>(&output, text)?;
     let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
-    Ok(Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources).reviewed_by_a_human())
+    let validated = Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources);
+    Ok(validated.with_cost(escalation.cost).reviewed_by_a_human())
 }
 
 /// `escalation`'s last output with `fix` merged into it: what a review validates.

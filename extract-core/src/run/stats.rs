@@ -64,6 +64,9 @@ pub struct Stats {
     violations: BTreeMap<Fingerprint, u64>,
     usage: Usage,
     usage_by_attempt: BTreeMap<u32, Usage>,
+    /// The summed cost of the outcomes that had one, and how many had none.
+    cost: f64,
+    unpriced: u64,
 }
 
 /// What [`Stats`] counts of one outcome: enough to count it again without
@@ -82,6 +85,8 @@ pub struct Facts {
     pub attempt_usage: Vec<(u32, Usage)>,
     /// The fingerprints of each failed attempt, oldest first.
     pub failed: Vec<BTreeSet<Fingerprint>>,
+    /// What every attempt cost in US dollars; `None` when the model has no price.
+    pub cost: Option<f64>,
 }
 
 impl Facts {
@@ -97,6 +102,7 @@ impl Facts {
                 reviewed: v.reviewed(),
                 attempt_usage: (1..).zip(v.attempt_usage().iter().copied()).collect(),
                 failed: v.failed_attempts().iter().map(prints).collect(),
+                cost: v.cost(),
             },
             Outcome::Escalated(e) => Facts {
                 attempts: e.attempts(),
@@ -105,6 +111,7 @@ impl Facts {
                 reviewed: false,
                 attempt_usage: e.error_chain.iter().map(|a| (a.attempt, a.usage)).collect(),
                 failed: e.error_chain.iter().map(prints).collect(),
+                cost: e.cost,
             },
         }
     }
@@ -147,6 +154,8 @@ impl Stats {
             violations: BTreeMap::new(),
             usage: Usage::default(),
             usage_by_attempt: BTreeMap::new(),
+            cost: 0.0,
+            unpriced: 0,
         }
     }
 
@@ -168,6 +177,10 @@ impl Stats {
         self.extractions += 1;
         *self.attempts.entry(facts.attempts).or_default() += 1;
         self.usage += facts.usage;
+        match facts.cost {
+            Some(cost) => self.cost += cost,
+            None => self.unpriced += 1,
+        }
         match facts.reason {
             None => {
                 self.valid += 1;
@@ -242,6 +255,19 @@ impl Stats {
     /// Tokens spent over every outcome.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// What every outcome cost in US dollars; `None` when any outcome's
+    /// model had no price (a sum without them would understate the run).
+    /// [`priced_cost`](Stats::priced_cost) sums those that had one.
+    pub fn cost(&self) -> Option<f64> {
+        (self.unpriced == 0).then_some(self.cost)
+    }
+
+    /// What the outcomes whose model had a price cost, in US dollars, and
+    /// how many outcomes had none.
+    pub fn priced_cost(&self) -> (f64, u64) {
+        (self.cost, self.unpriced)
     }
 
     /// Tokens spent by each attempt number over every outcome: under `1`
@@ -381,6 +407,15 @@ impl fmt::Display for Stats {
             "tokens: {} input, {} output, {} cache read, {} cache write",
             u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens
         )?;
+        match (self.cost, self.unpriced) {
+            (_, 0) if n > 0 => write!(f, "\ncost: ${:.4}", self.cost)?,
+            (_, 0) => {}
+            (cost, unpriced) if unpriced < n => write!(
+                f,
+                "\ncost: ${cost:.4} for the outcomes with a price; {unpriced} had none (their model is not in the price table)"
+            )?,
+            _ => write!(f, "\ncost: unknown (no price for the model)")?,
+        }
         if !self.usage_by_attempt.is_empty() {
             write!(
                 f,
@@ -451,7 +486,7 @@ impl Serialize for Stats {
     /// `{"extractions","valid","first_attempt_valid","escalated","success_rate",
     /// "attempts":{"1":n,..},"escalations":{"not_recoverable":n,..},"failed_attempts",
     /// "violations":[{"fingerprint","count","share"}],"dominant":{..}|null,"usage",
-    /// "usage_by_attempt":{"1":{..},..}}`.
+    /// "usage_by_attempt":{"1":{..},..},"cost":usd|null}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let violations: Vec<FingerprintCount<'_>> = self
             .violations()
@@ -462,7 +497,7 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 13)?;
+        let mut out = s.serialize_struct("Stats", 14)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
@@ -476,6 +511,7 @@ impl Serialize for Stats {
         out.serialize_field("dominant", &self.dominant())?;
         out.serialize_field("usage", &self.usage)?;
         out.serialize_field("usage_by_attempt", &ByAttempt(&self.usage_by_attempt))?;
+        out.serialize_field("cost", &self.cost())?;
         out.end()
     }
 }

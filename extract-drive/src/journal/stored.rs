@@ -23,6 +23,7 @@ pub(crate) fn facts_json(facts: &Facts) -> String {
         "reviewed": facts.reviewed,
         "attempt_usage": facts.attempt_usage,
         "failed": facts.failed,
+        "cost": facts.cost,
     })
     .to_string()
 }
@@ -50,6 +51,8 @@ pub(crate) fn facts_from(value: &Value) -> Option<Facts> {
         reviewed: value["reviewed"].as_bool().unwrap_or(false),
         attempt_usage,
         failed,
+        // Facts written before costs were kept have none.
+        cost: value["cost"].as_f64(),
     })
 }
 
@@ -106,7 +109,8 @@ pub(crate) fn escalation_from(packet: &Value) -> Option<Escalation> {
     };
     let fix_hint = packet["fix_hint"].as_str().map(str::to_owned);
     let mut escalation =
-        Escalation::new(reason_from(packet["reason"].as_str()?)?, chain, last_output, fix_hint, usage);
+        Escalation::new(reason_from(packet["reason"].as_str()?)?, chain, last_output, fix_hint, usage)
+            .with_cost(packet["cost"].as_f64());
     if let (Some(held), Some(failed)) =
         (packet["partial"]["held"].as_object(), packet["partial"]["failed"].as_object())
     {

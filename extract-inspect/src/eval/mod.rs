@@ -87,29 +87,9 @@ impl Case {
     }
 }
 
-/// Prices per million tokens, in whatever currency the caller keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct Prices {
-    /// Uncached input.
-    pub input: f64,
-    /// Output.
-    pub output: f64,
-    /// Input read from the prompt cache.
-    pub cache_read: f64,
-    /// Input written to the prompt cache.
-    pub cache_write: f64,
-}
-
-impl Prices {
-    /// What `usage` costs at these prices.
-    pub fn cost(&self, usage: Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input
-            + usage.output_tokens as f64 * self.output
-            + usage.cache_read_tokens as f64 * self.cache_read
-            + usage.cache_write_tokens as f64 * self.cache_write)
-            / 1_000_000.0
-    }
-}
+/// Prices per million tokens: [`extract::cost::Prices`](extract_core::cost::Prices), kept here by
+/// its earlier name.
+pub use extract_core::cost::Prices;
 
 /// An extractor, configured to be scored: its label, comparison rules per
 /// field, how arrays' items pair with the truth's, and prices.
@@ -154,7 +134,8 @@ impl<M: Model> Evaluation<M> {
         self
     }
 
-    /// Prices per million tokens, for the scorecard's cost.
+    /// Prices per million tokens for the scorecard's cost, in place of the
+    /// outcomes' own costs (the extractor's [price table](Extractor::prices)).
     pub fn prices(mut self, prices: Prices) -> Evaluation<M> {
         self.prices = Some(prices);
         self
@@ -213,6 +194,8 @@ impl<M: Model> Evaluation<M> {
             cost: None,
             wall: Duration::ZERO,
         };
+        // The outcomes' own costs, summed; `None` once one had no price.
+        let mut priced = Some(0.0);
         for case in cases {
             let id = case.id();
             let outcome = self.extractor.extract::<T>(case.document).await?;
@@ -230,6 +213,7 @@ impl<M: Model> Evaluation<M> {
             }
             card.calls += u64::from(outcome.attempts());
             card.usage += outcome.usage();
+            priced = priced.zip(outcome.cost()).map(|(sum, cost)| sum + cost);
             card.cases.push(CaseScore {
                 id,
                 verdict,
@@ -240,7 +224,10 @@ impl<M: Model> Evaluation<M> {
                 usage: outcome.usage(),
             });
         }
-        card.cost = self.prices.map(|p| p.cost(card.usage));
+        card.cost = match self.prices {
+            Some(prices) => Some(prices.cost(card.usage)),
+            None => priced,
+        };
         card.wall = started.elapsed();
         Ok(card)
     }
@@ -290,7 +277,9 @@ pub struct Scorecard {
     pub calls: u64,
     /// Tokens, summed.
     pub usage: Usage,
-    /// What the tokens cost, when [`Evaluation::prices`] was given.
+    /// What the tokens cost in US dollars: at [`Evaluation::prices`] when
+    /// given, else the outcomes' own costs summed (`None` when the model has
+    /// no price).
     pub cost: Option<f64>,
     /// Wall time of the run.
     pub wall: Duration,
@@ -326,7 +315,7 @@ impl fmt::Display for Scorecard {
             self.usage.cache_write_tokens
         )?;
         if let Some(cost) = self.cost {
-            write!(f, ", cost {cost:.4}")?;
+            write!(f, ", cost ${cost:.4}")?;
         }
         writeln!(f, ", {:.2} s", self.wall.as_secs_f64())?;
         let width = self.fields.keys().map(String::len).max().unwrap_or(0).max("documents".len());

@@ -426,7 +426,7 @@ fn scorecard(card: &Scorecard) -> Markup {
         p class="note" {
             (card.cases.len()) " cases, " (card.calls) " calls, " (card.usage.input_tokens) " input and "
             (card.usage.output_tokens) " output tokens"
-            @if let Some(cost) = card.cost { ", cost " (format!("{cost:.4}")) }
+            @if let Some(cost) = card.cost { ", cost " (format!("${cost:.4}")) }
             "."
         }
         table class="evaluation" {
@@ -581,6 +581,15 @@ fn summary(stats: &Stats) -> Markup {
             "valid outcomes' too".to_string(),
         ),
         ("tokens", "tokens", stats.usage().total().to_string(), "every attempt".to_string()),
+        match stats.priced_cost() {
+            (cost, 0) => ("cost", "cost", format!("${cost:.4}"), "in US dollars".to_string()),
+            (_, unpriced) if unpriced == n => {
+                ("cost", "cost", "unknown".to_string(), "no price for the model".to_string())
+            }
+            (cost, unpriced) => {
+                ("cost", "cost", format!("${cost:.4}"), format!("{unpriced} outcome(s) without a price"))
+            }
+        },
     ];
     html! {
         section id="summary" class="cards" {
