@@ -105,6 +105,9 @@ pub use extract_core::{
 };
 pub use extract_derive::Extractable;
 pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
+pub use from_env::FromEnv;
+
+mod from_env;
 
 /// What calls cost, in US dollars: [`Prices`](cost::Prices) per million
 /// tokens, a model's [`Rate`](cost::Rate), and the

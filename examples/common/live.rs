@@ -14,8 +14,9 @@ enum Backend {
     OpenAi,
 }
 
-fn backend(args: &[String]) -> Result<Backend, String> {
-    let mut backend = Backend::Anthropic;
+/// The backend `--backend` names; `None` when the arguments name none.
+fn backend(args: &[String]) -> Result<Option<Backend>, String> {
+    let mut backend = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let value = if arg == "--backend" {
@@ -26,8 +27,8 @@ fn backend(args: &[String]) -> Result<Backend, String> {
             continue;
         };
         backend = match value {
-            Some("anthropic") => Backend::Anthropic,
-            Some("openai") => Backend::OpenAi,
+            Some("anthropic") => Some(Backend::Anthropic),
+            Some("openai") => Some(Backend::OpenAi),
             other => return Err(format!("--backend takes `anthropic` or `openai`, not {other:?}")),
         };
     }
@@ -51,7 +52,16 @@ fn set(name: &str) -> bool {
 /// The live model the arguments and the environment ask for; `Ok(None)` offline.
 pub fn live_model(args: &[String], example: &str) -> Result<Option<Box<dyn Model>>, String> {
     let flag = args.iter().any(|arg| arg == "--live");
-    match backend(args)? {
+    let chosen = backend(args)?;
+    let configured = set("ANTHROPIC_API_KEY") || set("OPENAI_BASE_URL") || set("OPENAI_API_KEY");
+    if chosen.is_none() && configured && max_tokens(args)?.is_none() {
+        // No backend named: the one the environment names, as a program of yours would pick it.
+        use extract::{Extractor, FromEnv};
+        let model = Extractor::<Box<dyn Model>>::from_env().map_err(|e| e.to_string())?.into_model();
+        println!("mode: live, against {} (Extractor::from_env)", model.name());
+        return Ok(Some(model));
+    }
+    match chosen.unwrap_or(Backend::Anthropic) {
         Backend::Anthropic if flag || set("ANTHROPIC_API_KEY") => {
             let mut client = extract::anthropic::Client::from_env().map_err(|e| e.to_string())?;
             if let Some(cap) = max_tokens(args)? {

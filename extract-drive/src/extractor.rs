@@ -185,6 +185,11 @@ impl<M: Model> Extractor<M> {
         &self.model
     }
 
+    /// The model, taken out of the extractor.
+    pub fn into_model(self) -> M {
+        self.model
+    }
+
     /// Extracts a `T` from `document`: its tool, its three validation layers,
     /// and the retry policy.
     pub async fn extract<T>(&self, document: impl Into<Document>) -> Result<Outcome<T>, Error>

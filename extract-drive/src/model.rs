@@ -44,6 +44,13 @@ pub trait Model: Send + Sync {
     }
 }
 
+/// A boxed backend shows its name: `Extractor<Box<dyn Model>>` is `Debug`.
+impl std::fmt::Debug for dyn Model + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").field("name", &self.name()).finish_non_exhaustive()
+    }
+}
+
 // A `Model` behind a pointer is the model itself: every method forwards, so
 // a wrapper never hides a backend's own answer (its name, say).
 

@@ -10,6 +10,7 @@ fn the_root_holds_at_most_thirty_items_a_program_writes() {
     let root: &[&str] = &[
         "Extractable",
         "Extractor",
+        "FromEnv",
         "Outcome",
         "Validated",
         "Escalation",

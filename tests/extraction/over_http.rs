@@ -202,3 +202,47 @@ async fn a_transport_failure_after_an_attempt_keeps_the_attempt_and_its_tokens()
     assert_eq!(err.usage(), Usage::new(1000, 80), "the tokens it spent are reported");
     assert!(err.to_string().contains("1080 tokens"), "{err}");
 }
+
+/// The child process of the `from_env` test: an extractor over whatever
+/// backend its environment names. Does nothing when run as an ordinary test.
+#[test]
+fn child_process_extracts_with_the_backend_the_environment_names() {
+    if std::env::var("EXTRACT_FROM_ENV_CHILD").is_err() {
+        return;
+    }
+    use extract::FromEnv;
+    let extractor = Extractor::from_env().unwrap();
+    assert_eq!(extractor.model().name(), "claude-sonnet-5-5");
+    let outcome = extractor.extract_blocking::<Invoice>(DOCUMENT).unwrap();
+    assert!(outcome.is_valid(), "{outcome:?}");
+    // Claude's table prices it: (1000 × $2 + 100 × $10) per million.
+    assert!((outcome.cost().unwrap() - 0.003).abs() < 1e-12, "{:?}", outcome.cost());
+}
+
+#[tokio::test]
+async fn from_env_runs_against_the_backend_the_environment_names_anthropic_first() {
+    let server = Server::start(vec![tool_use(corrected_output(), Usage::new(1000, 100))]).await;
+    let base = server.base_url.clone();
+    let child = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["over_http::child_process_extracts_with_the_backend_the_environment_names", "--exact"])
+            .env("EXTRACT_FROM_ENV_CHILD", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env("ANTHROPIC_MODEL", "claude-sonnet-5-5")
+            // Both configured: Claude wins, so this server is never asked.
+            .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+            .env("OPENAI_MODEL", "unused")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&child.stdout).into_owned() + &String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{said}");
+    assert!(said.contains("1 passed"), "the child ran the test: {said}");
+    let bodies = server.raw_bodies();
+    assert_eq!(bodies.len(), 1);
+    let request: Value = serde_json::from_slice(&bodies[0]).unwrap();
+    assert_eq!(request["model"], "claude-sonnet-5-5");
+}
