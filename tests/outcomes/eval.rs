@@ -241,9 +241,23 @@ async fn items_pair_by_key_or_by_position() {
     let by_position =
         score(vec![swapped], vec![case("p", truth.clone())], |e| e.items("line_items", Match::Position))
             .await;
-    assert_eq!(by_position.fields["line_items"].correct, 1, "two items for two: all there");
+    // Two items for two, but paired by position their amounts differ: the
+    // array is wrong, as its items' fields are.
+    assert_eq!(by_position.fields["line_items"].wrong_accepted, 1);
     assert_eq!(by_position.fields["line_items[].amount"].wrong_accepted, 1);
     assert_eq!(by_position.cases[0].verdict, Verdict::WrongAccepted);
+
+    // Every item paired by key, one amount wrong (the sum still adds up):
+    // the array is wrong, the descriptions right, the amounts wrong.
+    let misread = bill(json!("B-1"), "ACME Corp", Value::Null, &[("Design", 250.0), ("Build", 250.0)], 500.0);
+    let card = score(vec![misread], vec![case("a", truth.clone())], |e| {
+        e.items("line_items", Match::Key("description".into()))
+    })
+    .await;
+    assert_eq!(card.fields["line_items"].wrong_accepted, 1, "a pair's field is wrong");
+    assert_eq!(card.fields["line_items[].description"].correct, 1);
+    assert_eq!(card.fields["line_items[].amount"].wrong_accepted, 1);
+    assert!(card.to_string().contains("correct values plus rightly escalated ones"), "{card}");
 
     // One item left out (with its amount folded into another, so the sum
     // check still passes): the array is wrong, and so are its fields.

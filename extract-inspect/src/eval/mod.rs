@@ -261,8 +261,20 @@ fn check_cases(cases: &[Case], schema: &Value, type_name: &str) -> Result<(), Er
     Ok(())
 }
 
+/// What the accuracy column counts, as the scorecard and the report say it.
+pub const ACCURACY: &str = "accuracy: the share of cases the loop got right, correct values plus rightly \
+                            escalated ones (escalated, and the truth lacks the value)";
+
 /// What an evaluation found: counts per field and per document, each
 /// case's verdicts, and what the run cost.
+///
+/// Its accuracy is the share of cases the loop got *right*: a correct value,
+/// or an escalation of a value the truth lacks (`escalated_absent`: sending
+/// to a person what the source does not hold is the right outcome). A wrong
+/// value accepted, and an escalation of a value the truth holds, are not.
+/// An array of items paired by a key or position ([`Evaluation::items`]) is
+/// right only when every truth item has its pair, there are no others, and
+/// every scored field of every pair is right.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scorecard {
     /// The configuration's label.
@@ -340,6 +352,6 @@ impl fmt::Display for Scorecard {
         for (name, counts) in &self.fields {
             row(f, name, counts)?;
         }
-        Ok(())
+        writeln!(f, "{ACCURACY}")
     }
 }

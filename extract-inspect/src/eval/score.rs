@@ -75,8 +75,9 @@ impl Counts {
         self.correct + self.wrong_accepted + self.escalated_present + self.escalated_absent
     }
 
-    /// The share of cases the loop got right ([`Verdict::is_right`]): 0 when
-    /// there are none.
+    /// The share of cases the loop got right ([`Verdict::is_right`]):
+    /// correct values plus rightly escalated ones (`escalated_absent`), over
+    /// every case; 0 when there are none.
     pub fn accuracy(&self) -> f64 {
         let total = self.total();
         if total == 0 { 0.0 } else { (self.correct + self.escalated_absent) as f64 / total as f64 }
@@ -253,6 +254,18 @@ pub(super) fn score_case(
             }
         };
         verdicts.insert(field.path.clone(), verdict);
+    }
+    // An array of paired items is wrong when a field of one of its pairs is.
+    if output.is_some() {
+        for path in matches.keys() {
+            let prefix = format!("{path}[].");
+            let item_wrong = verdicts
+                .iter()
+                .any(|(field, verdict)| field.starts_with(&prefix) && *verdict == Verdict::WrongAccepted);
+            if let (true, Some(verdict)) = (item_wrong, verdicts.get_mut(path)) {
+                *verdict = Verdict::WrongAccepted;
+            }
+        }
     }
     let document = match output {
         Some(_) if verdicts.values().all(|v| *v == Verdict::Correct) => Verdict::Correct,

@@ -427,7 +427,7 @@ fn scorecard(card: &Scorecard) -> Markup {
             (card.cases.len()) " cases, " (card.calls) " calls, " (card.usage.input_tokens) " input and "
             (card.usage.output_tokens) " output tokens"
             @if let Some(cost) = card.cost { ", cost " (format!("${cost:.4}")) }
-            "."
+            ". " (super::eval::ACCURACY) "."
         }
         table class="evaluation" {
             thead {
