@@ -16,8 +16,70 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 /// never slip downstream as if it were valid.
 ///
 /// Serializes to the packets the wider world expects:
-/// `{"status":"ok","output":...,"attempts":N}` and
-/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...}`.
+/// `{"status":"ok","output":...,"attempts":N,"cost":...}` (with
+/// `"sources"` for a type with `Sourced` values, `"reviewed": true` for a
+/// reviewer's fix) and
+/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...,"cost":...,"partial":...}`,
+/// where each entry of `error_chain` has its `attempt`, its `violations`
+/// (with the `fields` each names and, for a check, the `check`) and its
+/// `usage`. `cost` is in US dollars, `null` when the model has no price;
+/// `last_output` and `fix_hint` are `null` when empty. Both, exactly:
+///
+/// ```
+/// use extract::cost::{PriceTable, Prices};
+/// use extract::{Extractor, Retries, Sourced, Usage, model::Reply, testing::Scripted};
+/// use serde_json::json;
+///
+/// /// Record a receipt.
+/// #[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+/// #[check(total > 0)]
+/// struct Receipt {
+///     number: Sourced<String>,
+///     total: f64,
+/// }
+///
+/// let prices = PriceTable::new().with("scripted", Prices::per_million(3.0, 15.0, 0.3, 3.75));
+/// let answer = |total: f64| {
+///     let input = json!({"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": total});
+///     Reply::tool_call(input).with_usage(Usage::new(1_000, 100))
+/// };
+/// let extractor = |replies| Extractor::new(Scripted::new(replies)).prices(prices.clone()).retries(Retries::new(1).unwrap());
+/// let document = "Receipt R-1\nTotal 4.50";
+///
+/// let valid = extractor(vec![answer(4.5)]).extract_blocking::<Receipt>(document)?;
+/// assert_eq!(serde_json::to_value(&valid)?, json!({
+///     "status": "ok",
+///     "output": {"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": 4.5},
+///     "attempts": 1,
+///     "cost": 0.0045,
+///     "sources": [{"path": "number", "quote": "Receipt R-1", "start": 0, "end": 11, "verified": true}]
+/// }));
+///
+/// let escalated = extractor(vec![answer(-4.5), answer(-4.5)]).extract_blocking::<Receipt>(document)?;
+/// let violation = json!({
+///     "layer": "semantic", "code": "check_failed", "path": "total", "fields": ["total"],
+///     "message": "check failed: total > 0: total = -4.50", "recoverable": true, "check": "total > 0"
+/// });
+/// let usage = json!({"input_tokens": 1000, "output_tokens": 100, "cache_read_tokens": 0, "cache_write_tokens": 0});
+/// assert_eq!(serde_json::to_value(&escalated)?, json!({
+///     "status": "escalated",
+///     "reason": "systematic",
+///     "error_chain": [
+///         {"attempt": 1, "violations": [violation], "usage": usage},
+///         {"attempt": 2, "violations": [violation], "usage": usage}
+///     ],
+///     "last_output": {"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": -4.5},
+///     "fix_hint": "the check `total > 0` on `total` keeps failing: review the check and the field (tolerance, \
+///                  rounding, whether the source states these values consistently); tag the check recoverable = \
+///                  false if documents may legitimately break it",
+///     "cost": 0.009,
+///     "partial": {
+///         "held": {"number": {"value": "R-1", "quote": "Receipt R-1"}},
+///         "failed": {"total": ["check failed: total > 0: total = -4.50"]}
+///     }
+/// }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// ```
 /// use extract::{Code, FieldPath, Layer, Extractor, Outcome, Retries, Tool, Violations, Violation};
@@ -226,8 +288,8 @@ impl<T> Validated<T> {
 }
 
 impl<T: Serialize> Serialize for Validated<T> {
-    /// `{"status":"ok","output":...,"attempts":N}`, and `"sources": [...]`
-    /// for a type with `Sourced` values.
+    /// `{"status":"ok","output":...,"attempts":N,"cost":usd|null}`, and
+    /// `"sources": [...]` for a type with `Sourced` values (shown whole on [`Outcome`]).
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut packet = s.serialize_struct("Validated", 6)?;
         packet.serialize_field("status", "ok")?;
@@ -312,9 +374,11 @@ impl FailedAttempt {
 /// every failed attempt, the last output and, where one is known, the fix.
 ///
 /// Serializes to
-/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...}`;
-/// `last_output` and `fix_hint` are `null` when empty. Usage is kept on the
-/// value but not in the packet.
+/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...,"cost":...,"partial":...}`;
+/// `last_output`, `fix_hint` and `cost` are `null` when empty or unknown.
+/// Each `error_chain` entry carries its attempt's `usage`; the total is
+/// [`usage`](Escalation::usage), on the value only. The whole packet is
+/// shown, and tested, on [`Outcome`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Escalation {
