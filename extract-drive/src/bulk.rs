@@ -36,6 +36,24 @@ use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Stats};
 /// # Ok::<(), extract::Error>(())
 /// # }).unwrap();
 /// ```
+///
+/// Against Claude, with a journal, from a `main` of your own: the runtime
+/// needs its I/O and timer drivers (`enable_all`) for a real client, or use
+/// [`run_blocking`](Bulk::run_blocking), which builds one.
+///
+/// ```no_run
+/// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+/// # struct Total { total: f64 }
+/// use extract::{Bulk, Document, Extractor};
+///
+/// let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+/// let client = extract::anthropic::Client::from_env()?; // ANTHROPIC_API_KEY
+/// let documents = vec![Document::text("Total 1").with_id("a")];
+/// let bulk = Bulk::new(Extractor::new(client)).concurrency(8).journal("runs/march.db")?;
+/// let report = runtime.block_on(bulk.run::<Total>(documents))?;
+/// println!("{}", report.stats);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Bulk<M> {
     extractor: Arc<Extractor<M>>,
     concurrency: usize,

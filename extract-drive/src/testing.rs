@@ -13,7 +13,7 @@
 //! use extract::testing::Scripted;
 //! use serde_json::{json, Value};
 //!
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let tool = Tool {
 //!     name: "record_total".into(),
 //!     description: "Record the total.".into(),

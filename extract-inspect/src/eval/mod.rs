@@ -39,11 +39,29 @@
 //! ];
 //! // A model that gets the second total wrong, and is believed.
 //! let model = Scripted::new([json!({"vendor": "ACME", "total": 12.5}), json!({"vendor": "Bolt Ltd", "total": 80})]);
-//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-//! let report = runtime.block_on(Evaluation::new(Extractor::new(model)).run::<Receipt>(cases))?;
+//! // Blocking: the evaluation makes its own runtime.
+//! let report = Evaluation::new(Extractor::new(model)).run_blocking::<Receipt>(cases)?;
 //! assert_eq!(report.fields["vendor"].correct, 2);
 //! assert_eq!(report.fields["total"].wrong_accepted, 1);
 //! assert_eq!((report.documents.correct, report.documents.wrong_accepted), (1, 1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! In async code, `.run::<T>(cases).await`. A runtime of your own needs its
+//! I/O and timer drivers for a real backend (`enable_all`): a runtime built
+//! without them runs the scripted model but panics at a client's first
+//! request ("timers are disabled").
+//!
+//! ```no_run
+//! # #[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+//! # struct Receipt { vendor: String, total: f64 }
+//! use extract::{Extractor, eval::{self, Evaluation}};
+//!
+//! let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+//! let cases = eval::load::<Receipt>("examples/corpus")?;
+//! let client = extract::anthropic::Client::from_env()?; // ANTHROPIC_API_KEY
+//! let card = runtime.block_on(Evaluation::new(Extractor::new(client)).run::<Receipt>(cases))?;
+//! println!("{card}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
