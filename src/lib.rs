@@ -8,7 +8,8 @@
 //! README has the tour; ARCHITECTURE.md the layout.
 //!
 //! The root holds what a program writes; the rest lives in modules named
-//! for a concept: [`model`] (what a backend author needs), [`cost`] (prices
+//! for a concept: [`guide`] (the derive's attributes and check language),
+//! [`model`] (what a backend author needs), [`cost`] (prices
 //! and what calls cost), [`run`] (the
 //! sans-IO retry policy and its parts), [`journal`], [`bulk`], [`report`],
 //! [`eval`], [`testing`], and behind their features [`anthropic`],
@@ -103,11 +104,14 @@ pub use extract_core::{
     Code, Corrections, Document, Escalation, Extractable, FieldPath, Layer, Outcome, Partial, Reason,
     Retries, Source, Sourced, Stats, Tool, Usage, Validated, Violation, Violations, leaf,
 };
+/// The attributes and the check language are in the [`guide`]: every
+/// attribute, function, operator and option, with examples.
 pub use extract_derive::Extractable;
 pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
 pub use from_env::FromEnv;
 
 mod from_env;
+pub mod guide;
 
 /// What calls cost, in US dollars: [`Prices`](cost::Prices) per million
 /// tokens, a model's [`Rate`](cost::Rate), and the

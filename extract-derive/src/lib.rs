@@ -29,11 +29,13 @@ use proc_macro::TokenStream;
 /// (externally, internally or adjacently tagged), a newtype or tuple
 /// struct, or a generic struct.
 ///
-/// See the `extract` crate for the attributes: `#[extract(name = "...",
-/// description = "...")]` on the type, `#[extract(recoverable = false)]` on
-/// a field (a struct variant's too), and `#[check(...)]` rules on a struct
-/// or struct variant (`#[check(with = function)]` on a newtype or tuple
-/// struct). Only a type whose JSON is always an object (a struct, an
+/// The reference of its attributes and of the check language, with
+/// examples that run, is the `extract::guide` module
+/// (<https://docs.rs/extractable/latest/extract/guide/>): `#[extract(name =
+/// "...", description = "...")]` on the type, `#[extract(recoverable =
+/// false)]` on a field (a struct variant's too), and `#[check(...)]` rules
+/// on a struct or struct variant (`#[check(with = function)]` on a newtype
+/// or tuple struct), with `tolerance`, `message`, `code` and `recoverable`. Only a type whose JSON is always an object (a struct, an
 /// internally or adjacently tagged enum) can be the top-level type of an
 /// extraction.
 #[proc_macro_derive(Extractable, attributes(extract, check))]
