@@ -8,5 +8,6 @@ mod support;
 mod architecture;
 mod corpus;
 mod crates;
+mod first_program;
 mod readme;
 mod surface;
