@@ -119,7 +119,7 @@
 //! |---|---|
 //! | a field path, through nested structs, `Option`, `Box`, and (inside an aggregate) `Vec`, `VecDeque`, arrays, map values | `vendor.address.zip != "00000"` |
 //! | number, text and `true`/`false` literals | `amount >= 0`, `currency == "EUR"`, `paid == true` |
-//! | an enum's variant, compared with `==`/`!=` (`PartialEq`) | `status != Status::Paid \|\| balance == 0` |
+//! | an enum's variant, compared with `==`/`!=` (`PartialEq`); a derived enum's is shown as its JSON tag (`"paid"`) in the tool and in messages | `status != Status::Paid \|\| balance == 0` |
 //! | `+ - * /`, `== != < <= > >=`, `&& \|\| !`, parentheses | `quantity * unit_price == amount` |
 //! | `sum(p)`, `count(p)`, `min(p)`, `max(p)` over a collection's values | `sum(line_items.amount) == total` |
 //! | `unique(p)`: no value twice | `unique(line_items.sku)` |

@@ -113,6 +113,23 @@ pub use from_env::FromEnv;
 mod from_env;
 pub mod guide;
 
+/// What `#[derive(Extractable)]` and the check language require of your
+/// types, as the traits and functions their compile errors name. You never
+/// write these: an error that names one says what a field or an operand
+/// lacks (`Number`: it is not a number; `Hop`: a check path cannot step
+/// into it; `ObjectRoot`: its JSON is not always an object; `Audited`: the
+/// derive does not know the type, so `extract::leaf!` it or derive it).
+/// They are re-exported here so that rustc names them by this path.
+pub mod requirements {
+    /// The schema trait every extracted type derives (from `schemars`).
+    pub use extract_core::__private_v1::schemars::JsonSchema;
+    pub use extract_core::__private_v1::{
+        Audited, Compare, Computed, Hop, IsMany, IsOne, Many, Meet, NotAnObject, Number, ObjectContent,
+        ObjectRoot, One, StepHop, Stop, Sum, Summable, compare, kind, require_extractable, require_hop,
+        require_many, require_object_content,
+    };
+}
+
 /// What calls cost, in US dollars: [`Prices`](cost::Prices) per million
 /// tokens, a model's [`Rate`](cost::Rate), and the
 /// [`PriceTable`](cost::PriceTable) of models (Claude's, dated, by

@@ -43,7 +43,9 @@
 //! checks       = [ check { CHECK check } ]
 //! check        = rule PART atoms PART paths PART opt(tolerance) PART opt(message)
 //!                PART names PART opt(code) PART ( '1' | '0' ) PART opt(with)
-//! rule         = text { PATH path PATH text }            ; a path by Rust names joined by '.'
+//! rule         = text { PATH path PATH text }            ; a path by Rust names joined by '.', or an
+//!                                                        ;   enum's variant (`Status::Paid`: it holds
+//!                                                        ;   `::`), shown as its JSON tag
 //! atoms        = [ rule { ITEM rule } ]                  ; the operands a failure shows, by index
 //! paths        = [ path { ITEM path } ]                  ; the fields the check reads
 //! names        = [ name { ITEM name } ]                  ; the message's placeholders, by index

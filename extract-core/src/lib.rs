@@ -41,7 +41,10 @@ pub mod __private_v1 {
     pub use crate::__derived_items as derived_items;
     pub use crate::schema::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
     pub use crate::validate::check::*;
-    pub use crate::validate::{Extractable, ObjectRoot, generic_info, require_extractable, require_nested};
+    pub use crate::validate::{
+        Extractable, ObjectContent, ObjectRoot, generic_info, require_extractable, require_nested,
+        require_object_content,
+    };
     pub use crate::vocabulary::Segment;
     pub use crate::{
         __probe_leaf as probe_leaf, __probe_leaf_each as probe_leaf_each, __probe_show as probe_show,

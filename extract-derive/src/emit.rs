@@ -83,6 +83,11 @@ fn structure(container: &Container) -> TokenStream {
                 reads: [#(#reads)*],
             }
         }
+        // That the type is `Extractable` (a missing `JsonSchema` or
+        // `Deserialize` is an error here, at the derive, not at the first
+        // extraction); written by the derive itself, so the error comes
+        // from the derive's expansion and names no hidden macro.
+        const _: () = #p::require_extractable::<#ty>();
     }
 }
 
@@ -257,6 +262,29 @@ fn enumeration(container: &Container, tagging: &Tagging, variants: &[Variant]) -
     };
     let mut arms = Vec::new();
     let mut described = Vec::new();
+    // Under an internal tag, serde writes the tag among a newtype variant's
+    // content's keys: that content must always be an object, asserted at
+    // its type so the error points at the variant.
+    let object_contents =
+        variants.iter().filter(|v| !v.skipped).filter_map(|variant| match (tagging, &variant.kind) {
+            (Tagging::Internal { .. }, VariantKind::Tuple(elements)) if elements.len() == 1 => {
+                let content = &elements[0].ty;
+                Some(quote::quote_spanned!(syn::spanned::Spanned::span(content)=>
+                    const _: () = #p::require_object_content::<#content>();
+                ))
+            }
+            _ => None,
+        });
+    let object_contents: Vec<TokenStream> = object_contents.collect();
+    // Each variant's tag, for a check to show a value as the model writes it.
+    let names: Vec<TokenStream> = variants
+        .iter()
+        .map(|variant| {
+            let ident = &variant.ident;
+            let name = if variant.skipped { &variant.rust_name } else { &variant.json_name };
+            quote!(Self::#ident { .. } => #name,)
+        })
+        .collect();
     for variant in variants {
         let ident = &variant.ident;
         if variant.skipped {
@@ -340,6 +368,15 @@ fn enumeration(container: &Container, tagging: &Tagging, variants: &[Variant]) -
                 tagging: #tagging_tokens,
                 card: #card,
                 variants: [#(#described)*],
+            }
+        }
+        #(#object_contents)*
+        #[automatically_derived]
+        impl #p::VariantName for #ty {
+            fn variant_name(&self) -> &'static str {
+                match self {
+                    #(#names)*
+                }
             }
         }
     }

@@ -101,6 +101,39 @@ fn an_unknown_tag_is_a_structure_violation_naming_the_allowed_tags() {
 }
 
 #[test]
+fn a_variant_filled_wrongly_is_named_with_what_it_expects_never_another_variant() {
+    // Each form: the model chose a variant and left out or mistyped its fields.
+    let mut output = valid();
+    output["party"] = json!({"kind": "company", "name": "x"});
+    output["method"] = json!({"card": {"last4": 1234}});
+    output["channel"] = json!({"t": "email"});
+    let found = violations(&output);
+    let lines: Vec<String> = found.iter().map(|v| format!("{}: {}", v.path, v.message)).collect();
+    assert_eq!(
+        lines,
+        [
+            "party.lines: required field is missing (in the variant \"company\")",
+            "method.card.last4: expected a string, got 1234 (in the variant \"card\")",
+            "channel.c: required field is missing (in the variant \"email\")",
+        ],
+        "{found}"
+    );
+    // No message offers another variant in place of the chosen one.
+    assert!(!found.to_string().contains("person") && !found.to_string().contains("cash"), "{found}");
+
+    // Externally tagged, a variant with fields given as its bare name: it
+    // needs its fields, it is not "one of" the unit variants.
+    let mut output = valid();
+    output["method"] = json!("card");
+    let found = violations(&output);
+    assert_eq!(found.len(), 1, "{found}");
+    assert_eq!(
+        found[0].message,
+        "the variant \"card\" has fields: give it as an object, {\"card\": {...}}, not as a bare name"
+    );
+}
+
+#[test]
 fn a_malformed_field_inside_a_variant_is_a_structure_violation_at_its_path() {
     let mut output = valid();
     output["method"]["card"]["last4"] = json!(1234);
@@ -147,4 +180,49 @@ fn a_well_formed_variant_reaches_the_semantic_layer() {
         (found[0].layer, found[0].path.to_string()),
         (Layer::Semantic, "party.lines[0].amount".to_string())
     );
+}
+
+/// How urgent a request is.
+#[derive(Debug, PartialEq, Deserialize, JsonSchema, Extractable)]
+#[serde(rename_all = "snake_case")]
+enum Urgency {
+    High,
+    VeryLow,
+    #[serde(rename = "NORMAL")]
+    Normal,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(urgency != Urgency::High || len(reason) > 0, message = "urgency {urgency} needs a reason")]
+#[check(urgency != Urgency::VeryLow)]
+#[check(urgency == Urgency::Normal || urgency == Urgency::High)]
+struct Request {
+    urgency: Urgency,
+    reason: String,
+}
+
+#[test]
+fn checks_speak_the_json_names_of_enum_values_in_the_tool_and_in_messages() {
+    let description = Request::tool().description;
+    for rule in [
+        "urgency != \"high\" || len(reason) > 0",
+        "urgency != \"very_low\"",
+        "urgency == \"NORMAL\" || urgency == \"high\"",
+    ] {
+        assert!(description.contains(rule), "{rule} missing from {description}");
+    }
+    assert!(!description.contains("Urgency::"), "{description}");
+
+    let found = extract::validate::<Request>(&json!({"urgency": "very_low", "reason": ""}), "").unwrap_err();
+    let messages: Vec<&str> = found.iter().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "check failed: urgency != \"very_low\": urgency = \"very_low\"",
+            "check failed: urgency == \"NORMAL\" || urgency == \"high\": urgency = \"very_low\", urgency = \"very_low\"",
+        ],
+        "{found}"
+    );
+    let found = extract::validate::<Request>(&json!({"urgency": "high", "reason": ""}), "").unwrap_err();
+    assert_eq!(found[0].message, "urgency \"high\" needs a reason", "{found}");
 }

@@ -629,6 +629,11 @@ impl TypeInfo {
         for piece in rule.pieces() {
             match piece {
                 Piece::Text(text) => out.push_str(text),
+                // An enum's variant (`Status::Paid`): its tag, as the model writes it.
+                Piece::Path(path) if path.contains("::") => match self.variant_json_name(path) {
+                    Some(json) => out.push_str(&format!("{json:?}")),
+                    None => out.push_str(path),
+                },
                 Piece::Path(path) => {
                     let path: Vec<&'static str> = path.split('.').collect();
                     out.push_str(&self.json_path(&path).join("."));
@@ -636,6 +641,44 @@ impl TypeInfo {
             }
         }
         out
+    }
+
+    /// The tag of the variant `path` names (`Status::Paid`, or a longer
+    /// path to the enum), found among the enums this type's fields hold (a
+    /// few levels deep); `None` when none of them is that enum.
+    fn variant_json_name(&'static self, path: &str) -> Option<&'static str> {
+        let (enum_path, variant) = path.rsplit_once("::")?;
+        let enum_name = enum_path.rsplit("::").next()?;
+        let mut seen: Vec<&'static TypeInfo> = vec![self];
+        let mut level: Vec<&'static TypeInfo> = vec![self];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for info in level {
+                if let (true, Some((_, variants))) = (info.rust_name == enum_name, info.variants()) {
+                    if let Some(found) = variants.iter().find(|v| v.rust_name == variant) {
+                        return Some(found.json_name);
+                    }
+                }
+                let mut inner = |nested: &'static TypeInfo, _| {
+                    if !seen.iter().any(|s| std::ptr::eq(*s, nested)) {
+                        seen.push(nested);
+                        next.push(nested);
+                    }
+                };
+                for field in info.fields() {
+                    field.shape.nested(&mut inner);
+                }
+                if let Some((_, variants)) = info.variants() {
+                    for variant in variants {
+                        if let VariantContent::Fields(fields) = variant.content {
+                            inner(fields, false);
+                        }
+                    }
+                }
+            }
+            level = next;
+        }
+        None
     }
 
     /// The JSON names of a path given by Rust names (a name the tables do not

@@ -53,13 +53,36 @@ impl<T: Audited<Target = T> + JsonSchema + DeserializeOwned> Extractable for T w
 /// so asking for their tool (`tool()`, `validate`, `Extractor::extract`) is
 /// a compile error with this message.
 #[diagnostic::on_unimplemented(
-    message = "the top-level type of an extraction must be a JSON object, and this type's JSON is not always one",
-    label = "a unit-only or externally tagged enum, a newtype or a tuple struct cannot be the top-level type",
+    message = "this type's JSON is not always an object, so it can be a field of an extracted type but not the top-level type of an extraction",
+    label = "an enum without an internal or adjacent tag, a newtype or a tuple struct: its derive makes it a field type only",
     note = "wrap it in a struct with named fields (`struct Answer {{ value: ... }}`) and extract that, or tag the enum internally (`#[serde(tag = \"kind\")]`)"
 )]
 pub trait ObjectRoot {}
 impl ObjectRoot for Own {}
 impl ObjectRoot for Tagged {}
+
+/// The [`Audited::Card`] of a type whose JSON is always an object, as the
+/// content of an internally tagged newtype variant must be: serde writes
+/// the tag among the content's own keys, so content that is a text, a
+/// number, a list, `null` or a unit variant fails to deserialize for every
+/// value. The derive asserts it of each such variant, at its type.
+#[diagnostic::on_unimplemented(
+    message = "the content of an internally tagged newtype variant must always be a JSON object, and this type's JSON is not always one",
+    label = "serde puts the tag inside this value, which has no room for it: every answer would fail to deserialize",
+    note = "make it a struct variant (`Transfer {{ iban: Iban }}`), or tag and content (`#[serde(tag = \"kind\", content = \"data\")]`)"
+)]
+pub trait ObjectContent {}
+impl ObjectContent for Own {}
+impl ObjectContent for Tagged {}
+
+/// Demands that `T`'s JSON is always an object: the derive calls it for
+/// the content of each internally tagged newtype variant.
+#[doc(hidden)]
+pub const fn require_object_content<T: Audited + ?Sized>()
+where
+    T::Card: ObjectContent,
+{
+}
 
 /// Demands, in the constant the derive writes, that the type is
 /// [`Extractable`]: a missing `JsonSchema` or `Deserialize` is then an error
@@ -123,7 +146,6 @@ macro_rules! __derived_items {
         reads: [$($field:tt $binding:tt)*] $(,)?
     ) => {
         const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
-            $crate::__private_v1::require_extractable::<$ty>();
             // The model fills every field: the derived code reads them all,
             // as a validator of them, so none is reported as never read. A
             // pattern that binds a field reads it, and a `let` of it without

@@ -19,7 +19,8 @@ use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
 pub use extractable::{
-    Extractable, ObjectRoot, TypeCache, generic_info, require_extractable, require_nested,
+    Extractable, ObjectContent, ObjectRoot, TypeCache, generic_info, require_extractable, require_nested,
+    require_object_content,
 };
 pub use sourced::Sourced;
 use structure::serde_violation;

@@ -3,8 +3,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::check::Audited;
-
 /// A value together with the span of the document the model read it from.
 ///
 /// `T` is a type the semantic walk knows: plain data of the standard library
@@ -39,7 +37,7 @@ use super::check::Audited;
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(description = "A value and the exact span of the document it was read from.")]
-pub struct Sourced<T: Audited> {
+pub struct Sourced<T> {
     /// The value.
     #[schemars(description = "The value, as the document states it.")]
     pub value: T,

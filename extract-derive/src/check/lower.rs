@@ -513,7 +513,9 @@ fn write_pieces(node: &Node, out: &mut Vec<Piece>) {
         Node::Float(l) => text(out, l.to_string()),
         Node::Str(l) => text(out, format!("{:?}", l.value())),
         Node::Bool(l) => text(out, l.value.to_string()),
-        Node::Variant(path) => text(out, quote!(#path).to_string().replace(' ', "")),
+        // A variant is marked as a path holding `::`: the runtime shows it
+        // as its JSON tag when it knows the enum (see `extract_contract`).
+        Node::Variant(path) => out.push(Piece::Path(quote!(#path).to_string().replace(' ', ""))),
         Node::Binary { op, lhs, rhs, .. } => {
             write_pieces(lhs, out);
             text(out, format!(" {} ", op.text()));

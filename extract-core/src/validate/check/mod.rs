@@ -28,7 +28,10 @@ pub use num::{
 pub use ops::*;
 pub use path::*;
 pub use quoted::Quoted;
-pub use render::{Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, Shown};
+pub use render::{
+    Probe, Recorder, ShowDebug, ShowDisplay, ShowNumber, ShowOpaque, ShowText, ShowVariant, Shown,
+    VariantName,
+};
 
 /// What a derived `audit` imports with one `use probes::*` (one import
 /// per body, where a list would be one per name, each a separate item for
@@ -40,8 +43,8 @@ pub mod probes {
     pub use super::{
         AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
         LeafEachOptionalMany as _, LeafEachPlain as _, LeafOption as _, LeafPlain as _, ShowDebug as _,
-        ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, StepAny as _, StepHop as _,
-        StepHopEach as _,
+        ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, ShowVariant as _, StepAny as _,
+        StepHop as _, StepHopEach as _,
     };
     pub use crate::__private_v1 as __extract;
 }

@@ -106,6 +106,26 @@ impl Shown {
     }
 }
 
+/// The JSON name of a derived enum's variant: what the model writes for
+/// the value (`"high"`), and what a check shows it as. The derive
+/// implements it for every enum.
+pub trait VariantName {
+    /// The variant's tag, as the schema writes it.
+    fn variant_name(&self) -> &'static str;
+}
+
+/// A derived enum's value is shown as its JSON name, quoted (`"high"`),
+/// as the schema and the model write it.
+pub trait ShowVariant {
+    /// The value as shown.
+    fn show(&self) -> Shown;
+}
+impl<T: VariantName + ?Sized> ShowVariant for &&&&&Probe<'_, T> {
+    fn show(&self) -> Shown {
+        Shown(format!("{:?}", self.0.variant_name()))
+    }
+}
+
 /// Numbers are shown as checks compute with them (`450.00`).
 pub trait ShowNumber {
     /// The value as shown.
@@ -163,7 +183,7 @@ impl<T: ?Sized> ShowOpaque for Probe<'_, T> {
 
 /// The probe the show traits are chosen on, by method resolution on the
 /// concrete type: `probe_show!(value).show()` picks the first that applies
-/// of number, text, `Display`, `Debug`.
+/// of a derived enum's variant, number, text, `Display`, `Debug`.
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
 
 /// The probe derived code shows an operand with: `probe_show!(value).show()`,
@@ -172,6 +192,6 @@ pub struct Probe<'a, T: ?Sized>(pub &'a T);
 #[macro_export]
 macro_rules! __probe_show {
     ($value:expr) => {
-        (&&&&&$crate::__private_v1::Probe($value))
+        (&&&&&&$crate::__private_v1::Probe($value))
     };
 }

@@ -341,8 +341,24 @@ impl Converter<'_> {
         // An enum's union: the branch its tag chose, or one violation at the
         // tag naming the allowed ones.
         match self.discriminated(error.schema_path(), instance) {
-            Some(Discriminated::Branch(i)) if i < branches.len() => {
-                return self.convert_all(&branches[i], out);
+            Some(Discriminated::Branch { index, tag }) if index < branches.len() => {
+                // Each violation names the variant the model chose, so a
+                // correction fixes that variant instead of picking another.
+                let from = out.len();
+                self.convert_all(&branches[index], out);
+                let variant = show(&Value::from(tag.as_str()));
+                for violation in &mut out[from..] {
+                    violation.message = format!("{} (in the variant {variant})", violation.message);
+                }
+                return;
+            }
+            Some(Discriminated::Fieldless { tag }) => {
+                let variant = show(&Value::from(tag.as_str()));
+                let message = format!(
+                    "the variant {variant} has fields: give it as an object, {{{variant}: {{...}}}}, not as a bare name"
+                );
+                out.push(Violation::new(Layer::Structure, Code::INVALID_TYPE, path, message));
+                return;
             }
             Some(Discriminated::UnknownTag { key, allowed }) => {
                 let allowed =
@@ -417,9 +433,20 @@ impl Converter<'_> {
     /// variant's tag), beside string branches (unit variants). `None` when
     /// the union is not one of these, or the instance is no object.
     fn discriminated(&self, schema_path: &Location, instance: &Value) -> Option<Discriminated> {
-        let object = instance.as_object()?;
         let node = self.root.pointer(schema_path.as_str())?.as_array()?;
         let branches: Vec<&Value> = node.iter().map(|b| self.resolve(b)).collect();
+        // Externally tagged, a variant with fields written as its bare name.
+        if let Value::String(name) = instance {
+            let named = branches.iter().any(|branch| {
+                branch
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.len() == 1 && r[0] == *name)
+                    && branch.get("properties").and_then(Value::as_object).is_some_and(|p| p.len() == 1)
+            });
+            return named.then(|| Discriminated::Fieldless { tag: name.clone() });
+        }
+        let object = instance.as_object()?;
         let pinned = |branch: &Value, key: &str| -> Option<String> {
             let property = self.resolve(branch.get("properties")?.get(key)?);
             let value =
@@ -437,7 +464,7 @@ impl Converter<'_> {
             let Some(tags) = tags else { continue };
             let chosen = object.get(key).and_then(Value::as_str);
             return Some(match tags.iter().position(|t| Some(t.as_str()) == chosen) {
-                Some(i) => Discriminated::Branch(i),
+                Some(index) => Discriminated::Branch { index, tag: tags[index].clone() },
                 None => Discriminated::UnknownTag { key: key.clone(), allowed: tags },
             });
         }
@@ -454,12 +481,12 @@ impl Converter<'_> {
                 return None;
             }
             if object.len() == 1 && object.contains_key(key) {
-                chosen = Some(i);
+                chosen = Some((i, key.clone()));
             }
             allowed.push(key.clone());
         }
         Some(match chosen {
-            Some(i) => Discriminated::Branch(i),
+            Some((index, tag)) => Discriminated::Branch { index, tag },
             None => Discriminated::UnknownKey { allowed },
         })
     }
@@ -523,8 +550,10 @@ impl Converter<'_> {
 
 /// The branch of a tagged enum's union an output chose.
 enum Discriminated {
-    /// The branch at this index.
-    Branch(usize),
+    /// The branch at `index`, the variant the value's tag names.
+    Branch { index: usize, tag: String },
+    /// Externally tagged: the value is the bare name of a variant with fields.
+    Fieldless { tag: String },
     /// Internally or adjacently tagged: the tag `key` names no variant.
     UnknownTag { key: String, allowed: Vec<String> },
     /// Externally tagged: the object's key names no variant.
