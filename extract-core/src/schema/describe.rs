@@ -654,10 +654,10 @@ impl TypeInfo {
         for _ in 0..4 {
             let mut next = Vec::new();
             for info in level {
-                if let (true, Some((_, variants))) = (info.rust_name == enum_name, info.variants()) {
-                    if let Some(found) = variants.iter().find(|v| v.rust_name == variant) {
-                        return Some(found.json_name);
-                    }
+                if let (true, Some((_, variants))) = (info.rust_name == enum_name, info.variants())
+                    && let Some(found) = variants.iter().find(|v| v.rust_name == variant)
+                {
+                    return Some(found.json_name);
                 }
                 let mut inner = |nested: &'static TypeInfo, _| {
                     if !seen.iter().any(|s| std::ptr::eq(*s, nested)) {
