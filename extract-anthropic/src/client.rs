@@ -224,6 +224,10 @@ impl Model for Client {
     fn name(&self) -> &str {
         &self.model
     }
+
+    fn provider(&self) -> &str {
+        "anthropic"
+    }
 }
 
 #[cfg(test)]

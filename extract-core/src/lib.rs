@@ -12,11 +12,13 @@
 //! - [`schema`]: what the model is shown (the tool, its strict copy, type descriptions);
 //! - [`validate`](mod@validate): the syntax, structure and semantic layers, `Sourced`, `Extractable`;
 //! - [`run`]: the sans-IO retry policy and everything it produces;
-//! - [`cost`]: what calls cost, by model.
+//! - [`cost`]: what calls cost, by model;
+//! - [`telemetry`]: the names traces use (OpenTelemetry's GenAI conventions).
 
 pub mod cost;
 pub mod run;
 pub mod schema;
+pub mod telemetry;
 pub mod validate;
 pub mod vocabulary;
 

@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::engine::Engine;
-#[cfg(feature = "postgres")]
-use crate::engine::Job;
+use crate::engine::{Engine, Job};
 use crate::journal::Journal;
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Stats};
+use tracing::Instrument;
 
 /// Many documents through one extractor, `concurrency` at a time, with an
 /// optional journal that makes the run resumable: run it again with the same
@@ -175,7 +174,20 @@ impl<M: Model + 'static> Bulk<M> {
             Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
                 .await?;
         let jobs = engine.jobs::<T, M>(&self.extractor);
+        let run_span = engine.trace_run(&T::tool().name, jobs.len());
         let engine = Arc::new(engine);
+        let report = self.run_jobs(jobs, &engine).instrument(run_span).await?;
+        engine.finish_run(report.stats.valid(), report.stats.escalated(), report.failed.len());
+        Ok(report)
+    }
+
+    /// Runs `jobs` on `engine`: on a shared journal with the other workers,
+    /// else `concurrency` at a time.
+    async fn run_jobs<T>(&self, jobs: Vec<Job<T>>, engine: &Arc<Engine>) -> Result<BulkReport<T>, Error>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let engine = engine.clone();
         #[cfg(feature = "postgres")]
         if engine.shared().is_some() {
             return self.run_shared::<T>(jobs, engine).await;

@@ -331,6 +331,23 @@ impl ErrorKind {
     pub fn is_retryable(self) -> bool {
         matches!(self, ErrorKind::Transport | ErrorKind::RateLimited | ErrorKind::Server)
     }
+
+    /// The kind in snake case (`rate_limited`): traces' `error.type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Transport => "transport",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Auth => "auth",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::Server => "server",
+            ErrorKind::InvalidResponse => "invalid_response",
+            ErrorKind::Configuration => "configuration",
+            ErrorKind::Journal => "journal",
+            ErrorKind::Io => "io",
+            ErrorKind::Backend => "backend",
+            ErrorKind::Worker => "worker",
+        }
+    }
 }
 
 /// What is wrong with a journal, in an [`Error::Journal`]. The journal is

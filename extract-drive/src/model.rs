@@ -42,6 +42,13 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str {
         std::any::type_name::<Self>()
     }
+
+    /// Who serves the model, as OpenTelemetry's GenAI conventions name it
+    /// (`gen_ai.provider.name`: `anthropic`, `openai`, ...). By default
+    /// `unknown`.
+    fn provider(&self) -> &str {
+        "unknown"
+    }
 }
 
 /// A boxed backend shows its name: `Extractor<Box<dyn Model>>` is `Debug`.
@@ -62,6 +69,10 @@ impl<M: Model + ?Sized> Model for Box<M> {
     fn name(&self) -> &str {
         (**self).name()
     }
+
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
@@ -72,6 +83,10 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     fn name(&self) -> &str {
         (**self).name()
     }
+
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -81,6 +96,10 @@ impl<M: Model + ?Sized> Model for &M {
 
     fn name(&self) -> &str {
         (**self).name()
+    }
+
+    fn provider(&self) -> &str {
+        (**self).provider()
     }
 }
 

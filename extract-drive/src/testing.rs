@@ -128,6 +128,10 @@ impl Model for Scripted {
     fn name(&self) -> &str {
         "scripted"
     }
+
+    fn provider(&self) -> &str {
+        "extract.scripted"
+    }
 }
 
 #[cfg(test)]

@@ -680,12 +680,22 @@ mod traces {
     fn a_span_per_extraction_and_an_event_per_attempt_without_content() {
         let lines = traced(false);
         let all = lines.join("\n");
-        assert_eq!(lines.iter().filter(|l| l.starts_with("span extract")).count(), 1, "{all}");
-        let attempts: Vec<&String> = lines.iter().filter(|l| l.contains("message=attempt")).collect();
+        assert_eq!(lines.iter().filter(|l| l.starts_with("span extract ")).count(), 1, "{all}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with("span chat ")).count(), 2, "a span per call: {all}");
+        let attempts: Vec<&String> = lines.iter().filter(|l| l.contains("message=validation")).collect();
         assert_eq!(attempts.len(), 2, "{all}");
-        assert!(attempts[0].contains("attempt=1") && attempts[0].contains("codes=check_failed"), "{all}");
-        assert!(attempts[0].contains("layer=semantic") && attempts[0].contains("input_tokens=0"), "{all}");
-        assert!(attempts[1].contains("attempt=2") && attempts[1].contains("valid=true"), "{all}");
+        assert!(
+            attempts[0].contains("extract.attempt=1")
+                && attempts[0].contains("extract.violation.codes=check_failed"),
+            "{all}"
+        );
+        assert!(attempts[0].contains("extract.violation.layer=semantic"), "{all}");
+        assert!(attempts[0].contains("extract.violation.paths=stated_total"), "{all}");
+        assert!(
+            attempts[1].contains("extract.attempt=2") && attempts[1].contains("extract.valid=true"),
+            "{all}"
+        );
+        assert!(all.contains("record extract.outcome=valid"), "{all}");
         assert!(!all.contains("Cleaning"), "the document stays out of traces: {all}");
         assert!(!all.contains("INV-001"), "outputs stay out of traces: {all}");
     }

@@ -220,6 +220,10 @@ impl Model for Client {
     fn name(&self) -> &str {
         &self.model
     }
+
+    fn provider(&self) -> &str {
+        "openai"
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use super::prompt::Correction;
 use crate::cost::Rate;
 use crate::validate::Accepted;
 use crate::validate::syntax;
+use crate::vocabulary::text::shorten;
 use crate::{
     Document, Extractable, Fingerprint, Layer, Outcome, Prompt, Reply, ReplyContent, Retries, Tool, Usage,
     Violation, Violations,
@@ -411,31 +412,37 @@ impl<T> Run<T> {
         Next::Done(Outcome::Escalated(escalation.over_fields(&self.fields)))
     }
 
+    /// The `validation` event of one reply: valid or not, the layer, the
+    /// violations' codes and paths (never their values).
     fn trace_attempt(&self, reply: &Reply, violations: Option<&Violations>) {
+        use crate::telemetry as names;
         let attempt = self.prompt.attempt;
-        let u = reply.usage;
-        let (layer, codes) = match violations {
-            None => (String::new(), String::new()),
+        let (layer, codes, paths) = match violations {
+            None => (String::new(), String::new(), String::new()),
             Some(v) => {
                 let codes: BTreeSet<&str> = v.iter().map(|v| v.code.as_str()).collect();
-                (v.layer().to_string(), codes.into_iter().collect::<Vec<_>>().join(","))
+                let paths: BTreeSet<String> = v.iter().map(|v| v.path.to_string()).collect();
+                let join = |items: Vec<String>| shorten(&items.join(","), 2_000);
+                (
+                    v.layer().to_string(),
+                    join(codes.into_iter().map(str::to_string).collect()),
+                    join(paths.into_iter().collect()),
+                )
             }
         };
         let valid = violations.is_none();
         // Outputs are personal data: they are recorded only when the caller opted in.
         let output = self.trace_content.then(|| syntax::output_text(reply));
-        tracing::info!(
+        tracing::event!(
             target: "extract",
-            attempt,
-            valid,
-            layer = %layer,
-            codes = %codes,
-            input_tokens = u.input_tokens,
-            output_tokens = u.output_tokens,
-            cache_read_tokens = u.cache_read_tokens,
-            cache_write_tokens = u.cache_write_tokens,
-            output = output.as_deref(),
-            "attempt"
+            tracing::Level::INFO,
+            { names::ATTEMPT } = attempt,
+            { names::VALID } = valid,
+            { names::LAYER } = layer.as_str(),
+            { names::CODES } = codes.as_str(),
+            { names::PATHS } = paths.as_str(),
+            { names::OUTPUT } = output.as_deref(),
+            "validation"
         );
     }
 }

@@ -38,8 +38,9 @@ pub use key::{CallKey, Part};
 pub use shared::Coordinating;
 
 use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
+use crate::telemetry as names;
 use crate::{Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reply, Run, Tool};
-use crate::{Validated, Violations};
+use crate::{Usage, Validated, Violations};
 
 /// The documents of one run and its journal (if it has one), as a driver
 /// holds them. Shared by the driver's tasks (`&self` throughout) once its
@@ -53,6 +54,10 @@ pub struct Engine {
     contents: Vec<String>,
     recorded: Recorded,
     asked_again: usize,
+    /// The span of the run this engine drives many documents for: each
+    /// document's extraction is then a root span linked to it (one span with
+    /// 10,000 children breaks tracing backends).
+    run_span: Option<tracing::Span>,
 }
 
 /// How a journal is opened: by the run (locked, documents recorded), or by
@@ -73,6 +78,7 @@ impl Engine {
             contents: Vec::new(),
             recorded: Recorded::default(),
             asked_again: 0,
+            run_span: None,
         }
     }
 
@@ -126,7 +132,7 @@ impl Engine {
             (None, _) => (None, Recorded::default()),
         };
         let asked_again = recorded.asked_again.len();
-        Ok(Engine { journal, documents, contents, recorded, asked_again })
+        Ok(Engine { journal, documents, contents, recorded, asked_again, run_span: None })
     }
 
     /// One job per document, in the documents' order: its run (configured
@@ -180,6 +186,34 @@ impl Engine {
         }
     }
 
+    /// Opens the span of a run over many documents (`extract.run {tool}`),
+    /// to which every document's extraction span is linked; the run's
+    /// counts are recorded on it by [`Engine::finish_run`].
+    pub fn trace_run(&mut self, tool: &str, documents: usize) -> tracing::Span {
+        let span = tracing::info_span!(
+            target: "extract",
+            "extract.run",
+            { names::OTEL_NAME } = tracing::field::display(format_args!("extract.run {tool}")),
+            { names::OTEL_KIND } = "internal",
+            { names::TOOL } = tool,
+            { names::RUN_DOCUMENTS } = documents,
+            { names::RUN_VALID } = tracing::field::Empty,
+            { names::RUN_ESCALATED } = tracing::field::Empty,
+            { names::RUN_FAILED } = tracing::field::Empty,
+        );
+        self.run_span = Some(span.clone());
+        span
+    }
+
+    /// Records a finished run's counts on its span.
+    pub fn finish_run(&self, valid: u64, escalated: u64, failed: usize) {
+        if let Some(span) = &self.run_span {
+            span.record(names::RUN_VALID, valid);
+            span.record(names::RUN_ESCALATED, escalated);
+            span.record(names::RUN_FAILED, failed);
+        }
+    }
+
     /// Whether the run keeps a journal.
     pub fn has_journal(&self) -> bool {
         self.journal.is_some()
@@ -198,20 +232,8 @@ impl Engine {
         if let Some(problem) = job.problem() {
             return self.fail(job, Error::config(problem), None).await.map(Err);
         }
-        let run = job.start();
-        let prompt = run.prompt();
-        let span = tracing::info_span!(
-            target: "extract",
-            "extract",
-            tool = %prompt.tool.name,
-            document = %prompt.document.id(),
-            document_bytes = prompt.document.len(),
-            document_text = tracing::field::Empty,
-        );
-        if run.traces_content() {
-            span.record("document_text", prompt.document_text().as_ref());
-        }
-        async move {
+        let span = self.extraction_span(job);
+        let driven = async {
             if let Some(outcome) = job.replay() {
                 return Ok(Ok(outcome));
             }
@@ -219,20 +241,72 @@ impl Engine {
                 if let Some(failure) = self.failure() {
                     return Err(failure);
                 }
-                let reply = match model.call(job.start().prompt()).await {
+                let chat = chat_span(model, job.attempt());
+                let reply = match model.call(job.start().prompt()).instrument(chat.clone()).await {
                     Ok(reply) => reply,
-                    Err(error) => return self.fail(job, error, None).await.map(Err),
+                    Err(error) => {
+                        chat.record(names::ERROR_TYPE, error.kind().as_str());
+                        return self.fail(job, error, None).await.map(Err);
+                    }
                 };
-                match self.answer(job, reply, None).await {
+                record_reply(&chat, &reply);
+                // The reply's `validation` event sits in its call's span.
+                match self.answer(job, reply, None).instrument(chat).await {
                     Ok(Some(outcome)) => return Ok(Ok(outcome)),
                     Ok(None) => continue,
                     // The journal's own failure stops the run; anything else is this document's.
                     Err(error) => return self.failure().map_or(Ok(Err(error)), Err),
                 }
             }
+        };
+        let result = driven.instrument(span.clone()).await;
+        match &result {
+            Ok(Ok(outcome)) => record_outcome(&span, outcome),
+            Ok(Err(error)) | Err(error) => {
+                span.record(names::ERROR_TYPE, error.kind().as_str());
+            }
         }
-        .instrument(span)
-        .await
+        result
+    }
+
+    /// The span of `job`'s extraction (`extract {tool}`): a child of the
+    /// current span, or in a run over many documents a root linked to the
+    /// run's span. The document's text only with content capture on.
+    fn extraction_span<T>(&self, job: &mut Job<T>) -> tracing::Span {
+        let run = job.start();
+        let prompt = run.prompt();
+        let tool = prompt.tool.name.as_str();
+        let parent = match &self.run_span {
+            Some(_) => None,
+            None => tracing::Span::current().id(),
+        };
+        let span = tracing::info_span!(
+            target: "extract",
+            parent: parent,
+            "extract",
+            { names::OTEL_NAME } = tracing::field::display(format_args!("extract {tool}")),
+            { names::OTEL_KIND } = "internal",
+            { names::TOOL } = tool,
+            { names::DOCUMENT_ID } = tracing::field::display(prompt.document.id()),
+            { names::DOCUMENT_BYTES } = prompt.document.len(),
+            { names::DOCUMENT_TEXT } = tracing::field::Empty,
+            { names::OUTCOME } = tracing::field::Empty,
+            { names::REASON } = tracing::field::Empty,
+            { names::ATTEMPTS } = tracing::field::Empty,
+            { names::USAGE_INPUT_TOKENS } = tracing::field::Empty,
+            { names::USAGE_OUTPUT_TOKENS } = tracing::field::Empty,
+            { names::USAGE_CACHE_READ_INPUT_TOKENS } = tracing::field::Empty,
+            { names::USAGE_CACHE_CREATION_INPUT_TOKENS } = tracing::field::Empty,
+            { names::COST_USD } = tracing::field::Empty,
+            { names::ERROR_TYPE } = tracing::field::Empty,
+        );
+        if let Some(run_span) = &self.run_span {
+            span.follows_from(run_span);
+        }
+        if run.traces_content() {
+            span.record(names::DOCUMENT_TEXT, prompt.document_text().as_ref());
+        }
+        span
     }
 
     /// Record, judge, commit: `reply` (to the job's current call; from
@@ -311,6 +385,68 @@ impl Engine {
         journal.reviewed(&job.id, &job.content, &fix, &outcome, output).await?;
         let Outcome::Valid(fixed) = outcome else { unreachable!("built valid above") };
         Ok(fixed)
+    }
+}
+
+/// The span of one model call (`chat {model}`, kind client), with the
+/// request's attributes; the response's are recorded by [`record_reply`].
+pub fn chat_span<M: Model + ?Sized>(model: &M, attempt: u32) -> tracing::Span {
+    let name = model.name();
+    tracing::info_span!(
+        target: "extract",
+        "chat",
+        { names::OTEL_NAME } = tracing::field::display(format_args!("chat {name}")),
+        { names::OTEL_KIND } = "client",
+        { names::OPERATION_NAME } = "chat",
+        { names::PROVIDER_NAME } = model.provider(),
+        { names::REQUEST_MODEL } = name,
+        { names::ATTEMPT } = attempt,
+        { names::RESPONSE_ID } = tracing::field::Empty,
+        { names::RESPONSE_MODEL } = tracing::field::Empty,
+        { names::RESPONSE_FINISH_REASONS } = tracing::field::Empty,
+        { names::USAGE_INPUT_TOKENS } = tracing::field::Empty,
+        { names::USAGE_OUTPUT_TOKENS } = tracing::field::Empty,
+        { names::USAGE_CACHE_READ_INPUT_TOKENS } = tracing::field::Empty,
+        { names::USAGE_CACHE_CREATION_INPUT_TOKENS } = tracing::field::Empty,
+        { names::ERROR_TYPE } = tracing::field::Empty,
+    )
+}
+
+/// Records `usage` on `span` as the conventions count it: input tokens
+/// are all input, cache reads and writes included.
+fn record_usage(span: &tracing::Span, usage: Usage) {
+    let input =
+        usage.input_tokens.saturating_add(usage.cache_read_tokens).saturating_add(usage.cache_write_tokens);
+    span.record(names::USAGE_INPUT_TOKENS, input);
+    span.record(names::USAGE_OUTPUT_TOKENS, usage.output_tokens);
+    span.record(names::USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens);
+    span.record(names::USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens);
+}
+
+/// Records what a reply says of itself on its call's span.
+pub fn record_reply(chat: &tracing::Span, reply: &Reply) {
+    if let Some(id) = &reply.id {
+        chat.record(names::RESPONSE_ID, id.as_str());
+    }
+    if let Some(model) = &reply.model {
+        chat.record(names::RESPONSE_MODEL, model.as_str());
+    }
+    if let Some(reason) = &reply.stop_reason {
+        chat.record(names::RESPONSE_FINISH_REASONS, reason.as_str());
+    }
+    record_usage(chat, reply.usage);
+}
+
+/// Records an extraction's outcome on its span.
+fn record_outcome<T>(span: &tracing::Span, outcome: &Outcome<T>) {
+    span.record(names::OUTCOME, if outcome.is_valid() { "valid" } else { "escalated" });
+    if let Some(escalation) = outcome.escalation() {
+        span.record(names::REASON, escalation.reason.as_str());
+    }
+    span.record(names::ATTEMPTS, outcome.attempts());
+    record_usage(span, outcome.usage());
+    if let Some(cost) = outcome.cost() {
+        span.record(names::COST_USD, cost);
     }
 }
 
