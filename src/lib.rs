@@ -23,6 +23,7 @@
 //! - `postgres`: the journal on PostgreSQL, shared by many worker processes.
 //! - `chrono`, `decimal`: dates and exact amounts in checks and schemas.
 //! - `desk`: the review desk, an HTTP server over an SQLite journal.
+//! - `otel`: traces and metrics over OTLP in one call ([`telemetry::init_otlp`]).
 //!
 //! Without default features nothing compiles an HTTP client or SQLite:
 //! validation, the retry loop, `Bulk` without a journal, and a backend of
@@ -112,6 +113,7 @@ pub use from_env::FromEnv;
 
 mod from_env;
 pub mod guide;
+pub mod telemetry;
 
 /// What `#[derive(Extractable)]` and the check language require of your
 /// types, as the traits and functions their compile errors name. You never

@@ -17,16 +17,17 @@ use std::time::Duration;
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 
 use super::builder::Mode;
 use super::client::Client;
 use super::request::{self, DocumentAs, ToolChoice};
 use super::response;
 use crate::{BulkReport, Document, Error, Extractable, Extractor, Journal, Outcome, Progress, Retries};
+use extract_core::telemetry as names;
 use extract_drive::bulk::{ProgressCallback, Tally};
 use extract_drive::clock::{rfc3339, unix_now, unix_seconds};
-use extract_drive::engine::{Engine, Job};
+use extract_drive::engine::{self, Engine, Job};
 use extract_drive::http::transport::{Failure, Repeat};
 use extract_drive::journal::{Intent, JournalProblem};
 
@@ -208,7 +209,10 @@ impl Batches {
         // The Message Batches API bills every token at half price.
         let billed = self.extractor.clone().billed_at(self.extractor.rate().map(|rate| rate.scaled(0.5)));
         let jobs = engine.jobs::<T, Client>(&billed);
+        let run_span = engine.trace_run(&T::tool().name, jobs.len());
         let mut state = State {
+            spans: (0..jobs.len()).map(|_| None).collect(),
+            model: self.client().model().to_string(),
             results: (0..jobs.len()).map(|_| None).collect(),
             index: jobs.iter().enumerate().map(|(i, job)| (job.id().to_string(), i)).collect(),
             jobs,
@@ -255,59 +259,73 @@ impl Batches {
             }
             round += 1;
             info!(target: "extract", round, documents = pending.len(), "sending a round of message batches");
-            let mut created = Vec::new();
-            let forced = self.client().forces_tool_choice();
-            for chunk in self.requests(&mut state, &pending).await? {
-                let documents: Vec<(String, u32)> = chunk
-                    .members
-                    .iter()
-                    .map(|&i| (state.jobs[i].id().to_string(), state.jobs[i].attempt()))
-                    .collect();
-                // The intent is committed before the create call: a run
-                // killed in between finds its batch again, or says so.
-                let listed = chunk
-                    .members
-                    .iter()
-                    .map(|&i| {
-                        let job = &state.jobs[i];
-                        (job.id().to_string(), job.attempt(), job.content().to_string())
-                    })
-                    .collect();
-                let intent = state.engine.intent(unix_now(), listed).await?;
-                match self.create(chunk.body).await {
-                    Ok(batch) => {
-                        if let Err(error) = state.engine.batch_created(intent, &batch).await {
-                            // Its id could not be recorded: the batch is cancelled
-                            // rather than left to be billed unknown to the journal.
-                            return Err(self.cancel_unrecorded(&batch, error).await);
+            let round_span = tracing::info_span!(
+                target: "extract",
+                parent: &run_span,
+                "extract.batches.round",
+                { names::OTEL_NAME } = tracing::field::display(format_args!("extract.batches.round {round}")),
+                { names::OTEL_KIND } = "internal",
+                { names::RUN_DOCUMENTS } = i64::try_from(pending.len()).unwrap_or(i64::MAX),
+            );
+            // The round's calls and results sit in its span.
+            async {
+                let mut created = Vec::new();
+                let forced = self.client().forces_tool_choice();
+                for chunk in self.requests(&mut state, &pending).await? {
+                    let documents: Vec<(String, u32)> = chunk
+                        .members
+                        .iter()
+                        .map(|&i| (state.jobs[i].id().to_string(), state.jobs[i].attempt()))
+                        .collect();
+                    // The intent is committed before the create call: a run
+                    // killed in between finds its batch again, or says so.
+                    let listed = chunk
+                        .members
+                        .iter()
+                        .map(|&i| {
+                            let job = &state.jobs[i];
+                            (job.id().to_string(), job.attempt(), job.content().to_string())
+                        })
+                        .collect();
+                    let intent = state.engine.intent(unix_now(), listed).await?;
+                    match self.create(chunk.body).await {
+                        Ok(batch) => {
+                            if let Err(error) = state.engine.batch_created(intent, &batch).await {
+                                // Its id could not be recorded: the batch is cancelled
+                                // rather than left to be billed unknown to the journal.
+                                return Err(self.cancel_unrecorded(&batch, error).await);
+                            }
+                            if forced {
+                                state.forced.insert(batch.clone());
+                            }
+                            created.push((batch, documents));
                         }
-                        if forced {
-                            state.forced.insert(batch.clone());
-                        }
-                        created.push((batch, documents));
-                    }
-                    Err(error) => {
-                        let error = match error {
-                            // No answer after the body went out: the API may have made the batch.
-                            Error::Transport(message) => Error::transport(format!(
-                                "{message}; the batch may have been created all the same, so it was not \
-                                 sent again: look for it in the Console before running these documents again"
-                            )),
-                            error => error,
-                        };
-                        if !matches!(error, Error::Transport(_)) {
-                            // The API answered: no batch was made.
-                            state.engine.abandon(intent).await?;
-                        }
-                        for (id, _) in &documents {
-                            state.fail(id, error.clone(), None).await?;
+                        Err(error) => {
+                            let error = match error {
+                                // No answer after the body went out: the API may have made the batch.
+                                Error::Transport(message) => Error::transport(format!(
+                                    "{message}; the batch may have been created all the same, so it was not \
+                                     sent again: look for it in the Console before running these documents again"
+                                )),
+                                error => error,
+                            };
+                            if !matches!(error, Error::Transport(_)) {
+                                // The API answered: no batch was made.
+                                state.engine.abandon(intent).await?;
+                            }
+                            for (id, _) in &documents {
+                                state.fail(id, error.clone(), None).await?;
+                            }
                         }
                     }
                 }
+                for (batch, documents) in created {
+                    self.collect(&mut state, &batch, &documents).await?;
+                }
+                Ok::<(), Error>(())
             }
-            for (batch, documents) in created {
-                self.collect(&mut state, &batch, &documents).await?;
-            }
+            .instrument(round_span)
+            .await?;
         }
         let results =
             state.jobs.iter().zip(state.results).map(|(job, result)| {
@@ -315,6 +333,7 @@ impl Batches {
             });
         let mut report = BulkReport::from_results(results);
         report.asked_again = asked_again;
+        state.engine.finish_run(report.stats.valid(), report.stats.escalated(), report.failed.len());
         Ok(report)
     }
 
@@ -677,6 +696,10 @@ struct Chunk {
 /// The run's documents, what it has handled, and its journal.
 struct State<T> {
     jobs: Vec<Job<T>>,
+    /// Each document's extraction span, from its first result to its last.
+    spans: Vec<Option<tracing::Span>>,
+    /// The model the batches ask (the chat spans' `gen_ai.request.model`).
+    model: String,
     /// Each job's result, once it has one.
     results: Vec<Option<Result<Outcome<T>, Error>>>,
     index: BTreeMap<String, usize>,
@@ -782,9 +805,17 @@ impl<T: Extractable + Send + 'static> State<T> {
     /// before the run acts on it.
     async fn reply(&mut self, id: &str, batch: &str, reply: crate::Reply) -> Result<(), Error> {
         let i = self.index[id];
-        let outcome = self.engine.answer(&mut self.jobs[i], reply, Some(batch)).await?;
+        // The result is the document's call: a chat span under its extraction's.
+        let document = self.document_span(i);
+        let attempt = self.jobs[i].attempt();
+        let chat = document.in_scope(|| engine::chat_span_of(&self.model, "anthropic", attempt));
+        engine::record_reply(&chat, &reply);
+        let outcome = self.engine.answer(&mut self.jobs[i], reply, Some(batch)).instrument(chat).await?;
         self.handled.insert((batch.to_string(), id.to_string()));
         if let Some(outcome) = outcome {
+            if let Some(span) = self.spans[i].take() {
+                engine::record_outcome(&span, &outcome);
+            }
             let result = Ok(outcome);
             self.tally.finished(id, &result).deliver();
             self.results[i] = Some(result);
@@ -813,6 +844,8 @@ impl<T: Extractable + Send + 'static> State<T> {
     async fn fail(&mut self, id: &str, error: Error, batch: Option<&str>) -> Result<(), Error> {
         let i = self.index[id];
         let error = self.engine.fail(&mut self.jobs[i], error, batch).await?;
+        let span = self.spans[i].take().unwrap_or_else(|| self.engine.extraction_span(&mut self.jobs[i]));
+        span.record(names::ERROR_TYPE, error.kind().as_str());
         if let Some(batch) = batch {
             self.handled.insert((batch.to_string(), id.to_string()));
         }
@@ -820,6 +853,15 @@ impl<T: Extractable + Send + 'static> State<T> {
         self.tally.finished(id, &result).deliver();
         self.results[i] = Some(result);
         Ok(())
+    }
+
+    /// The span of document `i`'s extraction, opened at its first result:
+    /// a root span linked to the run's.
+    fn document_span(&mut self, i: usize) -> tracing::Span {
+        if self.spans[i].is_none() {
+            self.spans[i] = Some(self.engine.extraction_span(&mut self.jobs[i]));
+        }
+        self.spans[i].clone().expect("opened above")
     }
 
     /// Records that every result of `batch` has been handled.

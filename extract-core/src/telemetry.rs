@@ -72,6 +72,20 @@ pub const LAYER: &str = "extract.violation.layer";
 pub const CODES: &str = "extract.violation.codes";
 /// The violations' paths, comma-separated, each once (JSON names, no values).
 pub const PATHS: &str = "extract.violation.paths";
+/// The target of the events that carry metrics (`tracing-opentelemetry`'s
+/// metrics layer reads them; a trace layer leaves them out).
+pub const METRICS_TARGET: &str = "extract::metrics";
+/// A histogram of tokens per call, by `gen_ai.token.type` (`input`, `output`).
+pub const TOKEN_USAGE_METRIC: &str = "histogram.gen_ai.client.token.usage";
+/// A histogram of a call's duration, in seconds.
+pub const OPERATION_DURATION_METRIC: &str = "histogram.gen_ai.client.operation.duration";
+/// The type of the tokens a `gen_ai.client.token.usage` value counts.
+pub const TOKEN_TYPE: &str = "gen_ai.token.type";
+/// A counter of outcomes, by `extract.outcome` and `extract.reason`.
+pub const OUTCOMES_METRIC: &str = "monotonic_counter.extract.outcomes";
+/// A histogram of the attempts an outcome took.
+pub const ATTEMPTS_METRIC: &str = "histogram.extract.attempts";
+
 /// The model's output (only with content capture on: it is personal data).
 pub const OUTPUT: &str = "extract.output";
 /// The document's text (only with content capture on).

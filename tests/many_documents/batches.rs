@@ -876,3 +876,44 @@ fn a_journal_failure_right_after_a_create_cancels_that_batch() {
     let dir = temp_journal("disk-fills").parent().unwrap().to_path_buf();
     crate::journal::in_a_small_tmpfs(&dir, "1m", "batches::child_process_batches_on_a_disk_that_fills");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_runs_documents_are_root_spans_linked_to_the_run_with_a_span_per_round() {
+    use opentelemetry::trace::{SpanId, TracerProvider as _};
+    use tracing_subscriber::layer::SubscriberExt;
+    let (base, _stand) = stand_in(Stand::default()).await;
+    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let provider =
+        opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    // The run on a runtime of its own, on a thread the subscriber is set on.
+    let report = tokio::task::spawn_blocking(move || {
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::callsite::rebuild_interest_cache();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(batches(&base).run::<Invoice>(documents())).unwrap()
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(report.stats.valid(), 12);
+    provider.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let run = spans.iter().find(|s| s.name.starts_with("extract.run ")).expect("a run span");
+    let rounds: Vec<_> = spans.iter().filter(|s| s.name.starts_with("extract.batches.round ")).collect();
+    assert_eq!(rounds.len(), 2, "the first round, then the corrections");
+    assert!(rounds.iter().all(|r| r.parent_span_id == run.span_context.span_id()));
+    let documents: Vec<_> = spans.iter().filter(|s| s.name.starts_with("extract ")).collect();
+    assert_eq!(documents.len(), 12);
+    for document in &documents {
+        assert_eq!(document.parent_span_id, SpanId::INVALID, "{}", document.name);
+        assert_eq!(document.links.len(), 1);
+        assert_eq!(document.links[0].span_context.span_id(), run.span_context.span_id());
+    }
+    // A chat span per result: 12 answers, 4 corrections; each under its document.
+    let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat claude-haiku-5-5").collect();
+    assert_eq!(chats.len(), 16);
+    let document_ids: Vec<SpanId> = documents.iter().map(|d| d.span_context.span_id()).collect();
+    assert!(chats.iter().all(|c| document_ids.contains(&c.parent_span_id)));
+}

@@ -436,7 +436,7 @@ impl<T> Run<T> {
         tracing::event!(
             target: "extract",
             tracing::Level::INFO,
-            { names::ATTEMPT } = attempt,
+            { names::ATTEMPT } = i64::from(attempt),
             { names::VALID } = valid,
             { names::LAYER } = layer.as_str(),
             { names::CODES } = codes.as_str(),

@@ -196,7 +196,7 @@ impl Engine {
             { names::OTEL_NAME } = tracing::field::display(format_args!("extract.run {tool}")),
             { names::OTEL_KIND } = "internal",
             { names::TOOL } = tool,
-            { names::RUN_DOCUMENTS } = documents,
+            { names::RUN_DOCUMENTS } = count(documents as u64),
             { names::RUN_VALID } = tracing::field::Empty,
             { names::RUN_ESCALATED } = tracing::field::Empty,
             { names::RUN_FAILED } = tracing::field::Empty,
@@ -208,9 +208,9 @@ impl Engine {
     /// Records a finished run's counts on its span.
     pub fn finish_run(&self, valid: u64, escalated: u64, failed: usize) {
         if let Some(span) = &self.run_span {
-            span.record(names::RUN_VALID, valid);
-            span.record(names::RUN_ESCALATED, escalated);
-            span.record(names::RUN_FAILED, failed);
+            span.record(names::RUN_VALID, count(valid));
+            span.record(names::RUN_ESCALATED, count(escalated));
+            span.record(names::RUN_FAILED, count(failed as u64));
         }
     }
 
@@ -242,7 +242,10 @@ impl Engine {
                     return Err(failure);
                 }
                 let chat = chat_span(model, job.attempt());
-                let reply = match model.call(job.start().prompt()).instrument(chat.clone()).await {
+                let started = std::time::Instant::now();
+                let called = model.call(job.start().prompt()).instrument(chat.clone()).await;
+                record_call_metrics(model, &called, started.elapsed());
+                let reply = match called {
                     Ok(reply) => reply,
                     Err(error) => {
                         chat.record(names::ERROR_TYPE, error.kind().as_str());
@@ -271,8 +274,10 @@ impl Engine {
 
     /// The span of `job`'s extraction (`extract {tool}`): a child of the
     /// current span, or in a run over many documents a root linked to the
-    /// run's span. The document's text only with content capture on.
-    fn extraction_span<T>(&self, job: &mut Job<T>) -> tracing::Span {
+    /// run's span. The document's text only with content capture on. A
+    /// driver of its own (Batches) ends it with [`record_outcome`] or an
+    /// `error.type`.
+    pub fn extraction_span<T>(&self, job: &mut Job<T>) -> tracing::Span {
         let run = job.start();
         let prompt = run.prompt();
         let tool = prompt.tool.name.as_str();
@@ -288,7 +293,7 @@ impl Engine {
             { names::OTEL_KIND } = "internal",
             { names::TOOL } = tool,
             { names::DOCUMENT_ID } = tracing::field::display(prompt.document.id()),
-            { names::DOCUMENT_BYTES } = prompt.document.len(),
+            { names::DOCUMENT_BYTES } = count(prompt.document.len() as u64),
             { names::DOCUMENT_TEXT } = tracing::field::Empty,
             { names::OUTCOME } = tracing::field::Empty,
             { names::REASON } = tracing::field::Empty,
@@ -391,16 +396,20 @@ impl Engine {
 /// The span of one model call (`chat {model}`, kind client), with the
 /// request's attributes; the response's are recorded by [`record_reply`].
 pub fn chat_span<M: Model + ?Sized>(model: &M, attempt: u32) -> tracing::Span {
-    let name = model.name();
+    chat_span_of(model.name(), model.provider(), attempt)
+}
+
+/// [`chat_span`] of the model `name` served by `provider`.
+pub fn chat_span_of(name: &str, provider: &str, attempt: u32) -> tracing::Span {
     tracing::info_span!(
         target: "extract",
         "chat",
         { names::OTEL_NAME } = tracing::field::display(format_args!("chat {name}")),
         { names::OTEL_KIND } = "client",
         { names::OPERATION_NAME } = "chat",
-        { names::PROVIDER_NAME } = model.provider(),
+        { names::PROVIDER_NAME } = provider,
         { names::REQUEST_MODEL } = name,
-        { names::ATTEMPT } = attempt,
+        { names::ATTEMPT } = i64::from(attempt),
         { names::RESPONSE_ID } = tracing::field::Empty,
         { names::RESPONSE_MODEL } = tracing::field::Empty,
         { names::RESPONSE_FINISH_REASONS } = tracing::field::Empty,
@@ -412,15 +421,21 @@ pub fn chat_span<M: Model + ?Sized>(model: &M, attempt: u32) -> tracing::Span {
     )
 }
 
+/// A count as OpenTelemetry's integer attributes hold it (`i64`, saturated):
+/// an unsigned value would be exported as text.
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// Records `usage` on `span` as the conventions count it: input tokens
 /// are all input, cache reads and writes included.
 fn record_usage(span: &tracing::Span, usage: Usage) {
     let input =
         usage.input_tokens.saturating_add(usage.cache_read_tokens).saturating_add(usage.cache_write_tokens);
-    span.record(names::USAGE_INPUT_TOKENS, input);
-    span.record(names::USAGE_OUTPUT_TOKENS, usage.output_tokens);
-    span.record(names::USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens);
-    span.record(names::USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens);
+    span.record(names::USAGE_INPUT_TOKENS, count(input));
+    span.record(names::USAGE_OUTPUT_TOKENS, count(usage.output_tokens));
+    span.record(names::USAGE_CACHE_READ_INPUT_TOKENS, count(usage.cache_read_tokens));
+    span.record(names::USAGE_CACHE_CREATION_INPUT_TOKENS, count(usage.cache_write_tokens));
 }
 
 /// Records what a reply says of itself on its call's span.
@@ -437,13 +452,60 @@ pub fn record_reply(chat: &tracing::Span, reply: &Reply) {
     record_usage(chat, reply.usage);
 }
 
-/// Records an extraction's outcome on its span.
-fn record_outcome<T>(span: &tracing::Span, outcome: &Outcome<T>) {
+/// The metrics of one call: its duration, and its tokens by type. Events
+/// of their own target and of no span (so no trace shows them), which
+/// `tracing-opentelemetry`'s metrics layer turns into the conventions'
+/// histograms; their values are unsigned or floats, as its histograms take.
+fn record_call_metrics<M: Model + ?Sized>(
+    model: &M,
+    called: &Result<Reply, Error>,
+    took: std::time::Duration,
+) {
+    let error = called.as_ref().err().map(|e| e.kind().as_str()).unwrap_or_default();
+    tracing::event!(
+        target: names::METRICS_TARGET,
+        parent: None,
+        tracing::Level::INFO,
+        { names::OPERATION_DURATION_METRIC } = took.as_secs_f64(),
+        { names::OPERATION_NAME } = "chat",
+        { names::PROVIDER_NAME } = model.provider(),
+        { names::REQUEST_MODEL } = model.name(),
+        { names::ERROR_TYPE } = error,
+    );
+    let Ok(reply) = called else { return };
+    let u = reply.usage;
+    let input = u.input_tokens.saturating_add(u.cache_read_tokens).saturating_add(u.cache_write_tokens);
+    for (kind, tokens) in [("input", input), ("output", u.output_tokens)] {
+        tracing::event!(
+            target: names::METRICS_TARGET,
+            parent: None,
+            tracing::Level::INFO,
+            { names::TOKEN_USAGE_METRIC } = tokens,
+            { names::TOKEN_TYPE } = kind,
+            { names::OPERATION_NAME } = "chat",
+            { names::PROVIDER_NAME } = model.provider(),
+            { names::REQUEST_MODEL } = model.name(),
+        );
+    }
+}
+
+/// Records an extraction's outcome on its span, and in the outcome metrics.
+pub fn record_outcome<T>(span: &tracing::Span, outcome: &Outcome<T>) {
+    let reason = outcome.escalation().map(|e| e.reason.as_str()).unwrap_or_default();
+    tracing::event!(
+        target: names::METRICS_TARGET,
+        parent: None,
+        tracing::Level::INFO,
+        { names::OUTCOMES_METRIC } = 1_u64,
+        { names::ATTEMPTS_METRIC } = u64::from(outcome.attempts()),
+        { names::OUTCOME } = if outcome.is_valid() { "valid" } else { "escalated" },
+        { names::REASON } = reason,
+    );
     span.record(names::OUTCOME, if outcome.is_valid() { "valid" } else { "escalated" });
     if let Some(escalation) = outcome.escalation() {
         span.record(names::REASON, escalation.reason.as_str());
     }
-    span.record(names::ATTEMPTS, outcome.attempts());
+    span.record(names::ATTEMPTS, i64::from(outcome.attempts()));
     record_usage(span, outcome.usage());
     if let Some(cost) = outcome.cost() {
         span.record(names::COST_USD, cost);
