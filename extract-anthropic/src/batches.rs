@@ -196,6 +196,11 @@ impl Batches {
         T: Extractable + Send + 'static,
     {
         self.extractor.check_prices()?;
+        if self.extractor.rungs() > 1 {
+            return Err(Error::config(
+                "Message Batches take one model: a ladder of models (Extractor::then) is for Extractor and Bulk",
+            ));
+        }
         let mut engine =
             Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
                 .await?;

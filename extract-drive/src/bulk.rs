@@ -207,7 +207,7 @@ impl<M: Model + 'static> Bulk<M> {
                 // The lock is let go before the document is run.
                 while let Some(mut job) = { queue.lock().expect("no worker panics holding the queue").next() }
                 {
-                    let result = engine.drive(&mut job, extractor.model()).await?;
+                    let result = engine.drive(&mut job, &extractor).await?;
                     let pending =
                         tally.lock().unwrap_or_else(PoisonError::into_inner).finished(job.id(), &result);
                     // The caller's callback runs with no lock held.
@@ -298,7 +298,7 @@ impl<M: Model + 'static> Bulk<M> {
                         continue;
                     };
                     engine.refresh(&mut job, &extractor).await.inspect_err(|e| engine.keep_failure(e))?;
-                    let result = engine.drive(&mut job, extractor.model()).await?;
+                    let result = engine.drive(&mut job, &extractor).await?;
                     if let Some(valid) = result.as_ref().ok().map(Outcome::is_valid) {
                         engine.settle(&job, valid).await.inspect_err(|e| engine.keep_failure(e))?;
                     }

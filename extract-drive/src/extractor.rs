@@ -2,9 +2,13 @@
 
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use crate::cost::{PriceTable, Rate};
 use crate::engine::{Engine, Job};
-use crate::{Corrections, Document, Error, Extractable, Model, Outcome, Retries, Run, Tool, Violations};
+use crate::{
+    Corrections, Document, Error, Escalation, Extractable, Model, Outcome, Retries, Run, Tool, Violations,
+};
 
 /// Runs extractions against a [`Model`]: validate, retry with exact feedback,
 /// escalate. `Err` is only for transport, I/O and configuration failures; every
@@ -59,6 +63,26 @@ pub struct Extractor<M> {
     priced_as: String,
     rate: Option<Rate>,
     cost_budget: Option<f64>,
+    /// The stronger models of a ladder, in order ([`then`](Extractor::then)),
+    /// each with its name and rate.
+    ladder: Vec<Rung>,
+    /// The table the rates come from (a later rung is priced from it).
+    prices_table: PriceTable,
+}
+
+/// A stronger model of a ladder: the model (absent in an extractor's
+/// settings without its models), its name and its rate.
+#[derive(Clone)]
+struct Rung {
+    model: Option<Arc<dyn Model>>,
+    name: String,
+    rate: Option<Rate>,
+}
+
+impl std::fmt::Debug for Rung {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rung").field("name", &self.name).field("rate", &self.rate).finish()
+    }
 }
 
 impl<M: Model> Extractor<M> {
@@ -76,7 +100,41 @@ impl<M: Model> Extractor<M> {
             trace_content: false,
             corrections: Corrections::Full,
             cost_budget: None,
+            ladder: Vec::new(),
+            prices_table: PriceTable::claude(),
         }
+    }
+
+    /// A ladder of models: when this extractor's attempts on a document end
+    /// [`Systematic`](crate::Reason::Systematic) or
+    /// [`BudgetExhausted`](crate::Reason::BudgetExhausted), `stronger`
+    /// starts over with a first attempt of its own (the document, and a
+    /// note of what the model before got wrong), with its own retries; any
+    /// number of rungs. A violation that is not recoverable (absent data a
+    /// stronger model would only invent) goes to a person at once. The
+    /// outcome names the model that answered ([`Outcome::model`],
+    /// [`Outcome::rung`]), and so does each failed attempt. Only for
+    /// derived types ([`extract`](Extractor::extract), `Bulk`); Message
+    /// Batches refuse a ladder.
+    ///
+    /// ```
+    /// use extract::{Extractor, Outcome, testing::Scripted};
+    /// use serde_json::json;
+    /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// # #[check(total > 0)]
+    /// # struct Receipt { total: f64 }
+    /// let small = Scripted::new([json!({"total": -1.0}), json!({"total": -1.0})]); // the same mistake twice
+    /// let large = Scripted::new([json!({"total": 7.5})]);
+    /// let outcome = Extractor::new(small).then(large.clone()).extract_blocking::<Receipt>("Total 7.50")?;
+    /// assert_eq!((outcome.rung(), outcome.attempts()), (1, 3));
+    /// assert!(large.prompts()[0].correction.is_none(), "a first attempt of its own");
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn then<S: Model + 'static>(mut self, stronger: S) -> Extractor<M> {
+        let name = stronger.name().to_string();
+        let rate = self.prices_table.rate(&name);
+        self.ladder.push(Rung { model: Some(Arc::new(stronger)), name, rate });
+        self
     }
 
     /// The prices of the extractor's calls: the model's entry in `table`
@@ -100,6 +158,10 @@ impl<M: Model> Extractor<M> {
     /// ```
     pub fn prices(mut self, table: PriceTable) -> Extractor<M> {
         self.rate = table.rate(&self.priced_as);
+        for rung in &mut self.ladder {
+            rung.rate = table.rate(&rung.name);
+        }
+        self.prices_table = table;
         self
     }
 
@@ -196,7 +258,13 @@ impl<M: Model> Extractor<M> {
     where
         T: Extractable + Send + 'static,
     {
-        self.drive(self.configure(Run::for_type(document, self.retries))).await
+        if self.ladder.is_empty() {
+            return self.drive(self.configure(Run::for_type(document, self.retries))).await;
+        }
+        self.check_prices()?;
+        // A ladder: the job can make the run of each rung from its document.
+        let mut job = Job::climbing(Engine::starter::<T, M>(self), document.into(), self.rungs());
+        Engine::without_journal().drive(&mut job, self).await?
     }
 
     /// Extracts with an explicit `tool` and `validator` (given the tool input
@@ -272,8 +340,13 @@ impl<M: Model> Extractor<M> {
 
     async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
         self.check_prices()?;
+        if !self.ladder.is_empty() {
+            return Err(Error::config(
+                "a ladder of models (Extractor::then) needs a derived type: use extract, not extract_with or run",
+            ));
+        }
         // Without a journal the engine has no failure of its own: its outer `Err` never comes.
-        Engine::without_journal().drive(&mut Job::new(run), &self.model).await?
+        Engine::without_journal().drive(&mut Job::new(run), self).await?
     }
 }
 
@@ -282,6 +355,41 @@ impl<M> Extractor<M> {
     /// The retry budget each extraction gets.
     pub fn retry_budget(&self) -> Retries {
         self.retries
+    }
+
+    /// How many models the extractor's ladder has (1 without [`then`](Extractor::then)).
+    pub fn rungs(&self) -> u32 {
+        u32::try_from(self.ladder.len()).unwrap_or(u32::MAX).saturating_add(1)
+    }
+
+    /// The stronger model of rung `rung` (1 and up); `None` for rung 0 or
+    /// an extractor's settings without their models.
+    #[doc(hidden)]
+    pub fn stronger(&self, rung: u32) -> Option<&dyn Model> {
+        let index = usize::try_from(rung.checked_sub(1)?).ok()?;
+        self.ladder.get(index)?.model.as_deref()
+    }
+
+    /// `run` configured for rung `rung` of the ladder: as
+    /// [`configure`](Extractor::configure) does, with that rung's model
+    /// named and priced, and from rung 1 a note of what the model before
+    /// got wrong (`earlier`: the escalation it ended with).
+    #[doc(hidden)]
+    pub fn configure_rung<T>(&self, run: Run<T>, rung: u32, earlier: Option<&Escalation>) -> Run<T> {
+        let mut run = self.configure(run);
+        let Some(index) = rung.checked_sub(1).and_then(|i| usize::try_from(i).ok()) else { return run };
+        let Some(stronger) = self.ladder.get(index) else { return run };
+        run = run.answered_by(stronger.name.clone(), rung);
+        if let Some(rate) = stronger.rate {
+            run = run.prices(rate);
+        }
+        if let Some(violations) = earlier.and_then(Escalation::last_violations) {
+            run = run.instructions(&format!(
+                "Another model answered this document before you, and its answer broke these rules. Read the \
+                 document afresh and answer from it; do not repeat these mistakes:\n{violations}"
+            ));
+        }
+        run
     }
 
     /// `run` with this extractor's instructions, token budget, content
@@ -301,7 +409,9 @@ impl<M> Extractor<M> {
         if let Some(usd) = self.cost_budget {
             run = run.cost_budget(usd);
         }
-        run.trace_content(self.trace_content).corrections(self.corrections)
+        run.trace_content(self.trace_content)
+            .corrections(self.corrections)
+            .answered_by(self.priced_as.clone(), 0)
     }
 
     /// The rate this extractor's calls are billed at, `None` when its price
@@ -322,14 +432,18 @@ impl<M> Extractor<M> {
     /// budget could never be enforced.
     #[doc(hidden)]
     pub fn check_prices(&self) -> Result<(), Error> {
-        match (self.cost_budget, self.rate) {
-            (Some(usd), None) => Err(Error::config(format!(
-                "the cost budget of ${usd} cannot be kept: the price table has no price for the model {:?}; \
-                 give one with Extractor::prices(PriceTable::claude().with({:?}, Prices::per_million(..)))",
-                self.priced_as, self.priced_as
-            ))),
-            _ => Ok(()),
+        let Some(usd) = self.cost_budget else { return Ok(()) };
+        let rates = std::iter::once((&self.priced_as, self.rate))
+            .chain(self.ladder.iter().map(|r| (&r.name, r.rate)));
+        for (name, rate) in rates {
+            if rate.is_none() {
+                return Err(Error::config(format!(
+                    "the cost budget of ${usd} cannot be kept: the price table has no price for the model {name:?}; \
+                     give one with Extractor::prices(PriceTable::claude().with({name:?}, Prices::per_million(..)))"
+                )));
+            }
         }
+        Ok(())
     }
 
     /// This extractor's settings without its model: what configures a run
@@ -346,6 +460,8 @@ impl<M> Extractor<M> {
             priced_as: self.priced_as.clone(),
             rate: self.rate,
             cost_budget: self.cost_budget,
+            ladder: self.ladder.iter().map(|rung| Rung { model: None, ..rung.clone() }).collect(),
+            prices_table: self.prices_table.clone(),
         }
     }
 

@@ -8,6 +8,7 @@ mod support;
 
 mod cost;
 mod documents;
+mod ladder;
 mod over_http;
 mod patch;
 mod patch_cost;

@@ -16,13 +16,15 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 /// never slip downstream as if it were valid.
 ///
 /// Serializes to the packets the wider world expects:
-/// `{"status":"ok","output":...,"attempts":N,"cost":...}` (with
+/// `{"status":"ok","output":...,"attempts":N,"model":...,"cost":...}` (with
 /// `"sources"` for a type with `Sourced` values, `"reviewed": true` for a
 /// reviewer's fix) and
-/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...,"cost":...,"partial":...}`,
+/// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...,"model":...,"cost":...,"partial":...}`,
 /// where each entry of `error_chain` has its `attempt`, its `violations`
-/// (with the `fields` each names and, for a check, the `check`) and its
-/// `usage`. `cost` is in US dollars, `null` when the model has no price;
+/// (with the `fields` each names and, for a check, the `check`), its
+/// `usage` and the `model` that answered. `model` is the model's name
+/// (`Model::name`; in a ladder of models, the one that answered last),
+/// left out when the run was not told it. `cost` is in US dollars, `null` when the model has no price;
 /// `last_output` and `fix_hint` are `null` when empty. Both, exactly:
 ///
 /// ```
@@ -51,6 +53,7 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 ///     "status": "ok",
 ///     "output": {"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": 4.5},
 ///     "attempts": 1,
+///     "model": "scripted",
 ///     "cost": 0.0045,
 ///     "sources": [{"path": "number", "quote": "Receipt R-1", "start": 0, "end": 11, "verified": true}]
 /// }));
@@ -65,13 +68,14 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 ///     "status": "escalated",
 ///     "reason": "systematic",
 ///     "error_chain": [
-///         {"attempt": 1, "violations": [violation], "usage": usage},
-///         {"attempt": 2, "violations": [violation], "usage": usage}
+///         {"attempt": 1, "violations": [violation], "usage": usage, "model": "scripted"},
+///         {"attempt": 2, "violations": [violation], "usage": usage, "model": "scripted"}
 ///     ],
 ///     "last_output": {"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": -4.5},
 ///     "fix_hint": "the check `total > 0` on `total` keeps failing: review the check and the field (tolerance, \
 ///                  rounding, whether the source states these values consistently); tag the check recoverable = \
 ///                  false if documents may legitimately break it",
+///     "model": "scripted",
 ///     "cost": 0.009,
 ///     "partial": {
 ///         "held": {"number": {"value": "R-1", "quote": "Receipt R-1"}},
@@ -168,6 +172,51 @@ impl<T> Outcome<T> {
         }
     }
 
+    /// The model that answered last (`Model::name`), when the run was told.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Outcome::Valid(v) => v.model(),
+            Outcome::Escalated(e) => e.model.as_deref(),
+        }
+    }
+
+    /// The rung of the ladder of models that settled it (0: the first model).
+    pub fn rung(&self) -> u32 {
+        match self {
+            Outcome::Valid(v) => v.rung(),
+            Outcome::Escalated(e) => e.rung,
+        }
+    }
+
+    /// The outcome of a later rung of a ladder of models, with what the
+    /// rungs before it tried (`earlier`: their escalations, merged) put in
+    /// front: their failed attempts, their tokens and their cost. For the
+    /// drivers that climb a ladder.
+    pub fn after_rungs(self, earlier: Escalation) -> Outcome<T> {
+        let cost = |later: Option<f64>| later.zip(earlier.cost).map(|(a, b)| a + b);
+        match self {
+            Outcome::Valid(mut v) => {
+                let mut usage: Vec<Usage> = earlier.error_chain.iter().map(|a| a.usage).collect();
+                usage.append(&mut v.attempt_usage);
+                v.attempt_usage = usage;
+                v.attempts = u32::try_from(v.attempt_usage.len()).unwrap_or(u32::MAX);
+                let mut chain = earlier.error_chain.clone();
+                chain.append(&mut v.corrections);
+                v.corrections = chain;
+                v.cost = cost(v.cost);
+                Outcome::Valid(v)
+            }
+            Outcome::Escalated(mut e) => {
+                let mut chain = earlier.error_chain.clone();
+                chain.append(&mut e.error_chain);
+                e.error_chain = chain;
+                e.usage += earlier.usage;
+                e.cost = cost(e.cost);
+                Outcome::Escalated(e)
+            }
+        }
+    }
+
     /// `Ok` with the validated value, `Err` with the escalation (boxed; it is
     /// an `std::error::Error`, so `?` works).
     pub fn into_result(self) -> Result<Validated<T>, Box<Escalation>> {
@@ -210,6 +259,9 @@ pub struct Validated<T> {
     reviewed: bool,
     /// What the attempts cost in US dollars; `None` without prices.
     cost: Option<f64>,
+    /// The model that answered, and its rung in a ladder of models.
+    model: Option<String>,
+    rung: u32,
 }
 
 impl<T> Validated<T> {
@@ -221,7 +273,34 @@ impl<T> Validated<T> {
         sources: Option<Vec<Source>>,
     ) -> Validated<T> {
         let attempts = u32::try_from(attempt_usage.len()).unwrap_or(u32::MAX).max(1);
-        Validated { value, attempts, attempt_usage, corrections, sources, reviewed: false, cost: None }
+        Validated {
+            value,
+            attempts,
+            attempt_usage,
+            corrections,
+            sources,
+            reviewed: false,
+            cost: None,
+            model: None,
+            rung: 0,
+        }
+    }
+
+    /// The same value, answered by `model` on rung `rung` of a ladder.
+    pub(crate) fn answered_by(mut self, model: Option<String>, rung: u32) -> Validated<T> {
+        self.model = model;
+        self.rung = rung;
+        self
+    }
+
+    /// The model that answered (`Model::name`), when the run was told.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// The rung of the ladder of models that answered (0: the first model).
+    pub fn rung(&self) -> u32 {
+        self.rung
     }
 
     /// The same value, with what its attempts cost.
@@ -295,6 +374,9 @@ impl<T: Serialize> Serialize for Validated<T> {
         packet.serialize_field("status", "ok")?;
         packet.serialize_field("output", &self.value)?;
         packet.serialize_field("attempts", &self.attempts)?;
+        if let Some(model) = &self.model {
+            packet.serialize_field("model", model)?;
+        }
         packet.serialize_field("cost", &self.cost)?;
         if let Some(sources) = &self.sources {
             packet.serialize_field("sources", sources)?;
@@ -355,12 +437,22 @@ pub struct FailedAttempt {
     /// output is the previous output with them applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<Value>,
+    /// The model that answered (serialized under `"model"` when known): in
+    /// a ladder of models, which rung the attempt was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl FailedAttempt {
     /// A failed attempt (for backends and drivers outside the crate that build their own chains).
     pub fn new(attempt: u32, violations: Violations, usage: Usage) -> FailedAttempt {
-        FailedAttempt { attempt, violations, usage, patch: None }
+        FailedAttempt { attempt, violations, usage, patch: None, model: None }
+    }
+
+    /// The same attempt, answered by `model`.
+    pub fn with_model(mut self, model: Option<String>) -> FailedAttempt {
+        self.model = model;
+        self
     }
 
     /// The same attempt, made by the patch `patch` (`None`: a full answer).
@@ -397,6 +489,10 @@ pub struct Escalation {
     pub usage: Usage,
     /// What every attempt cost in US dollars; `None` when the model has no price.
     pub cost: Option<f64>,
+    /// The model that answered last (`Model::name`), when the run was told.
+    pub model: Option<String>,
+    /// The rung of the ladder of models that answered last (0: the first model).
+    pub rung: u32,
     /// What of the last output a reviewer can trust, field by field.
     pub partial: Partial,
 }
@@ -411,7 +507,24 @@ impl Escalation {
         usage: Usage,
     ) -> Escalation {
         let partial = Partial::of(last_output.as_ref(), error_chain.last().map(|a| &a.violations), &[]);
-        Escalation { reason, error_chain, last_output, fix_hint, usage, cost: None, partial }
+        Escalation {
+            reason,
+            error_chain,
+            last_output,
+            fix_hint,
+            usage,
+            cost: None,
+            model: None,
+            rung: 0,
+            partial,
+        }
+    }
+
+    /// The same escalation, answered last by `model` on rung `rung` of a ladder.
+    pub fn answered_by(mut self, model: Option<String>, rung: u32) -> Escalation {
+        self.model = model;
+        self.rung = rung;
+        self
     }
 
     /// The same escalation, with what its attempts cost.
@@ -429,7 +542,9 @@ impl Escalation {
 
     /// The number of model calls the run made.
     pub fn attempts(&self) -> u32 {
-        self.error_chain.last().map_or(0, |a| a.attempt)
+        // Every attempt of an escalation failed: one entry each (across the
+        // rungs of a ladder, whose attempts each count from 1).
+        u32::try_from(self.error_chain.len()).unwrap_or(u32::MAX)
     }
 
     /// The violations of the last attempt.
@@ -446,6 +561,9 @@ impl Serialize for Escalation {
         packet.serialize_field("error_chain", &self.error_chain)?;
         packet.serialize_field("last_output", &self.last_output)?;
         packet.serialize_field("fix_hint", &self.fix_hint)?;
+        if let Some(model) = &self.model {
+            packet.serialize_field("model", model)?;
+        }
         packet.serialize_field("cost", &self.cost)?;
         packet.serialize_field("partial", &self.partial)?;
         packet.end()

@@ -108,6 +108,9 @@ pub struct Run<T> {
     cost_budget: Option<f64>,
     /// What the replies so far cost, `None` once one had no price.
     cost: Option<f64>,
+    /// The model the run asks, and its rung in a ladder of models.
+    model: Option<String>,
+    rung: u32,
     trace_content: bool,
     attempt_usage: Vec<Usage>,
     chain: Vec<FailedAttempt>,
@@ -147,6 +150,8 @@ impl<T> Run<T> {
             rate: None,
             cost_budget: None,
             cost: None,
+            model: None,
+            rung: 0,
             trace_content: false,
             attempt_usage: Vec::new(),
             chain: Vec::new(),
@@ -195,6 +200,20 @@ impl<T> Run<T> {
     pub fn cost_budget(mut self, usd: f64) -> Run<T> {
         self.cost_budget = Some(usd);
         self
+    }
+
+    /// Names the model the run asks (`Model::name`) and its rung in a
+    /// ladder of models (0: the first), for the outcome and each failed
+    /// attempt to say who answered. Call before the first reply.
+    pub fn answered_by(mut self, model: impl Into<String>, rung: u32) -> Run<T> {
+        self.model = Some(model.into());
+        self.rung = rung;
+        self
+    }
+
+    /// The rung of the ladder of models the run asks (0: the first).
+    pub fn rung(&self) -> u32 {
+        self.rung
     }
 
     /// What the replies so far cost in US dollars; `None` without prices.
@@ -258,7 +277,9 @@ impl<T> Run<T> {
                 let usage = std::mem::take(&mut self.attempt_usage);
                 let corrections = std::mem::take(&mut self.chain);
                 tracing::info!(target: "extract", attempts = attempt, "extraction valid");
-                let validated = Validated::new(value, usage, corrections, sources).with_cost(self.cost);
+                let validated = Validated::new(value, usage, corrections, sources)
+                    .with_cost(self.cost)
+                    .answered_by(self.model.clone(), self.rung);
                 return Next::Done(Outcome::Valid(validated));
             }
             Err(violations) => violations,
@@ -277,7 +298,11 @@ impl<T> Run<T> {
         if self.corrections == Corrections::Patch && output.as_ref().is_some_and(Value::is_object) {
             self.base.clone_from(&output);
         }
-        self.chain.push(FailedAttempt::new(attempt, violations.clone(), reply.usage).with_patch(patch));
+        self.chain.push(
+            FailedAttempt::new(attempt, violations.clone(), reply.usage)
+                .with_patch(patch)
+                .with_model(self.model.clone()),
+        );
 
         if let Some(blocking) = violations.iter().find(|v| !v.recoverable) {
             let hint = hint::not_recoverable(blocking);
@@ -408,7 +433,9 @@ impl<T> Run<T> {
             reason = reason.as_str(),
             "extraction escalated"
         );
-        let escalation = Escalation::new(reason, chain, last_output, fix_hint, usage).with_cost(self.cost);
+        let escalation = Escalation::new(reason, chain, last_output, fix_hint, usage)
+            .with_cost(self.cost)
+            .answered_by(self.model.clone(), self.rung);
         Next::Done(Outcome::Escalated(escalation.over_fields(&self.fields)))
     }
 

@@ -69,7 +69,10 @@ pub fn review_searchable<T: Extractable>(
     let (value, sources) = validate_searchable::<T>(&output, text)?;
     let attempt_usage = escalation.error_chain.iter().map(|a| a.usage).collect();
     let validated = Validated::new(value, attempt_usage, escalation.error_chain.clone(), sources);
-    Ok(validated.with_cost(escalation.cost).reviewed_by_a_human())
+    Ok(validated
+        .with_cost(escalation.cost)
+        .answered_by(escalation.model.clone(), escalation.rung)
+        .reviewed_by_a_human())
 }
 
 /// `escalation`'s last output with `fix` merged into it: what a review validates.

@@ -67,6 +67,8 @@ pub struct Stats {
     /// The summed cost of the outcomes that had one, and how many had none.
     cost: f64,
     unpriced: u64,
+    /// Outcomes by the rung of the ladder of models that settled them.
+    rungs: BTreeMap<u32, u64>,
 }
 
 /// What [`Stats`] counts of one outcome: enough to count it again without
@@ -87,6 +89,8 @@ pub struct Facts {
     pub failed: Vec<BTreeSet<Fingerprint>>,
     /// What every attempt cost in US dollars; `None` when the model has no price.
     pub cost: Option<f64>,
+    /// The rung of the ladder of models that settled it (0: the first model).
+    pub rung: u32,
 }
 
 impl Facts {
@@ -103,6 +107,7 @@ impl Facts {
                 attempt_usage: (1..).zip(v.attempt_usage().iter().copied()).collect(),
                 failed: v.failed_attempts().iter().map(prints).collect(),
                 cost: v.cost(),
+                rung: v.rung(),
             },
             Outcome::Escalated(e) => Facts {
                 attempts: e.attempts(),
@@ -112,6 +117,7 @@ impl Facts {
                 attempt_usage: e.error_chain.iter().map(|a| (a.attempt, a.usage)).collect(),
                 failed: e.error_chain.iter().map(prints).collect(),
                 cost: e.cost,
+                rung: e.rung,
             },
         }
     }
@@ -156,6 +162,7 @@ impl Stats {
             usage_by_attempt: BTreeMap::new(),
             cost: 0.0,
             unpriced: 0,
+            rungs: BTreeMap::new(),
         }
     }
 
@@ -181,6 +188,7 @@ impl Stats {
             Some(cost) => self.cost += cost,
             None => self.unpriced += 1,
         }
+        *self.rungs.entry(facts.rung).or_default() += 1;
         match facts.reason {
             None => {
                 self.valid += 1;
@@ -262,6 +270,12 @@ impl Stats {
     /// [`priced_cost`](Stats::priced_cost) sums those that had one.
     pub fn cost(&self) -> Option<f64> {
         (self.unpriced == 0).then_some(self.cost)
+    }
+
+    /// Outcomes by the rung of the ladder of models that settled them (0:
+    /// the first model): how often a stronger model was needed.
+    pub fn settled_by_rung(&self) -> &BTreeMap<u32, u64> {
+        &self.rungs
     }
 
     /// What the outcomes whose model had a price cost, in US dollars, and
@@ -400,6 +414,13 @@ impl fmt::Display for Stats {
                 )?;
             }
         }
+        if self.rungs.keys().any(|rung| *rung > 0) {
+            writeln!(f)?;
+            writeln!(f, "{:<28}{:>8}", "settled by rung", "outcomes")?;
+            for (rung, count) in &self.rungs {
+                writeln!(f, "{:<28}{:>8}  {:>6}", format!("  {rung}"), count, percent(*count, n))?;
+            }
+        }
         let u = self.usage;
         writeln!(f)?;
         write!(
@@ -497,7 +518,7 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 14)?;
+        let mut out = s.serialize_struct("Stats", 15)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
@@ -512,6 +533,7 @@ impl Serialize for Stats {
         out.serialize_field("usage", &self.usage)?;
         out.serialize_field("usage_by_attempt", &ByAttempt(&self.usage_by_attempt))?;
         out.serialize_field("cost", &self.cost())?;
+        out.serialize_field("settled_by_rung", &ByAttempt(&self.rungs))?;
         out.end()
     }
 }

@@ -39,7 +39,9 @@ pub use shared::Coordinating;
 
 use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
 use crate::telemetry as names;
-use crate::{Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reply, Run, Tool};
+use crate::{
+    Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reason, Reply, Run, Tool,
+};
 use crate::{Usage, Validated, Violations};
 
 /// The documents of one run and its journal (if it has one), as a driver
@@ -147,10 +149,8 @@ impl Engine {
         let contents = std::mem::take(&mut self.contents);
         // A job's run is made when it starts, so a run over many documents
         // holds a run (its prompt, its tool) only for those in flight.
-        let configured = extractor.without_model();
-        let starter: Starter<T> = Arc::new(move |document| {
-            configured.configure(Run::<T>::for_type(document, configured.retry_budget()))
-        });
+        let starter = Engine::starter::<T, M>(extractor);
+        let rungs = extractor.rungs();
         documents
             .into_iter()
             .zip(contents)
@@ -159,11 +159,25 @@ impl Engine {
                 let id = document.id().into_owned();
                 let mut job = Job::of(Stage::Waiting(document), index, id, content);
                 job.starter = Some(starter.clone());
+                job.rungs = rungs;
                 job.reviewer = Some(review_of::<T>);
                 job.take_recorded(&mut self.recorded);
                 job
             })
             .collect()
+    }
+
+    /// What makes a job's run for each rung of `extractor`'s ladder of
+    /// models, configured as `extractor` configures one.
+    pub fn starter<T, M>(extractor: &Extractor<M>) -> Starter<T>
+    where
+        T: Extractable + Send + 'static,
+        M: Model,
+    {
+        let configured = extractor.without_model();
+        Arc::new(move |document, rung, earlier| {
+            configured.configure_rung(Run::<T>::for_type(document, configured.retry_budget()), rung, earlier)
+        })
     }
 
     /// How many documents the journal had replies for under another
@@ -227,7 +241,7 @@ impl Engine {
     pub async fn drive<T: Send, M: Model>(
         &self,
         job: &mut Job<T>,
-        model: &M,
+        extractor: &Extractor<M>,
     ) -> Result<Result<Outcome<T>, Error>, Error> {
         if let Some(problem) = job.problem() {
             return self.fail(job, Error::config(problem), None).await.map(Err);
@@ -241,6 +255,14 @@ impl Engine {
                 if let Some(failure) = self.failure() {
                     return Err(failure);
                 }
+                // The model of the job's rung of the ladder.
+                let model: &dyn Model = match job.rung {
+                    0 => extractor.model(),
+                    rung => match extractor.stronger(rung) {
+                        Some(model) => model,
+                        None => return Ok(Err(Error::config("a ladder's rung has no model"))),
+                    },
+                };
                 let chat = chat_span(model, job.attempt());
                 let started = std::time::Instant::now();
                 let called = model.call(job.start().prompt()).instrument(chat.clone()).await;
@@ -330,23 +352,24 @@ impl Engine {
         job.start();
         let Stage::Running(run) = &mut job.stage else { unreachable!("started above") };
         let record = match &self.journal {
-            Some(_) => Some(Store::reply_record(&job.id, &job.content, run.prompt(), &reply, batch)?),
+            Some(_) => {
+                Some(Store::reply_record(&job.id, &job.content, run.prompt(), &reply, batch, job.rung)?)
+            }
             None => None,
         };
         let next = run.on_reply(reply);
+        // A rung of a ladder that ends where the next model may do better
+        // is not the document's outcome: the next rung starts.
+        let settled = match next {
+            Next::Done(outcome) => job.settle(outcome),
+            Next::Call(_) => None,
+        };
         if let (Some(journal), Some(record)) = (&self.journal, record) {
-            let outcome = match &next {
-                Next::Done(outcome) => Some(outcome),
-                Next::Call(_) => None,
-            };
-            journal.reply(record, outcome).await?;
+            journal.reply(record, settled.as_ref()).await?;
         }
         job.resends = 0;
         job.answered += 1;
-        Ok(match next {
-            Next::Done(outcome) => Some(job.reviewed(outcome)),
-            Next::Call(_) => None,
-        })
+        Ok(settled.map(|outcome| job.reviewed(outcome)))
     }
 
     /// `job` fails with `error` (a result of message batch `batch`, if any):
@@ -602,8 +625,10 @@ fn review_of<T: Extractable>(
     crate::run::review::review_searchable::<T>(escalation, text, fix)
 }
 
-/// Makes a job's run from its document, configured as the driver's extractor configures one.
-type Starter<T> = Arc<dyn Fn(Document) -> Run<T> + Send + Sync>;
+/// Makes a job's run of rung `rung` of a ladder of models from its
+/// document (and, from rung 1, the escalation of the rung before),
+/// configured as the driver's extractor configures one.
+pub type Starter<T> = Arc<dyn Fn(Document, u32, Option<&Escalation>) -> Run<T> + Send + Sync>;
 
 /// A job's document before it starts, its run after (boxed: a waiting job
 /// stays as small as its document).
@@ -630,6 +655,11 @@ pub struct Job<T> {
     resends: u32,
     /// How many replies this engine judged for it (not replayed ones).
     answered: u32,
+    /// The rung of the ladder of models its run asks, how many there are,
+    /// and what the rungs before it tried (their escalations, merged).
+    rung: u32,
+    rungs: u32,
+    earlier: Option<Escalation>,
 }
 
 impl<T> Job<T> {
@@ -653,7 +683,59 @@ impl<T> Job<T> {
             reviewer: None,
             resends: 0,
             answered: 0,
+            rung: 0,
+            rungs: 1,
+            earlier: None,
         }
+    }
+
+    /// A job that climbs `rungs` models (a ladder): each rung's run made by
+    /// `starter` when it starts. What [`Extractor::extract`] drives.
+    pub fn climbing(starter: Starter<T>, document: Document, rungs: u32) -> Job<T> {
+        let id = document.id().into_owned();
+        let mut job = Job::of(Stage::Waiting(document), 0, id, String::new());
+        job.starter = Some(starter);
+        job.rungs = rungs;
+        job
+    }
+
+    /// The rung of the ladder of models its run asks (0: the first).
+    pub fn rung(&self) -> u32 {
+        self.rung
+    }
+
+    /// `outcome` of the current rung, settled: `Some` with the rungs before
+    /// it in front; `None` when the ladder goes on (the rung escalated as
+    /// `Systematic` or `BudgetExhausted`, with only recoverable violations,
+    /// and a stronger model is left), and the next rung's run has started.
+    fn settle(&mut self, outcome: Outcome<T>) -> Option<Outcome<T>> {
+        let climbs = match &outcome {
+            Outcome::Escalated(e) => {
+                self.rung + 1 < self.rungs
+                    && matches!(e.reason, Reason::Systematic | Reason::BudgetExhausted)
+                    && e.last_violations().is_some_and(|v| v.iter().all(|v| v.recoverable))
+            }
+            Outcome::Valid(_) => false,
+        };
+        let (true, Outcome::Escalated(escalation), Some(starter)) = (climbs, &outcome, self.starter.clone())
+        else {
+            return Some(match self.earlier.take() {
+                Some(earlier) => outcome.after_rungs(earlier),
+                None => outcome,
+            });
+        };
+        let merged = match self.earlier.take() {
+            Some(earlier) => match Outcome::<T>::Escalated(escalation.clone()).after_rungs(earlier) {
+                Outcome::Escalated(merged) => merged,
+                Outcome::Valid(_) => unreachable!("an escalation stays one"),
+            },
+            None => escalation.clone(),
+        };
+        self.rung += 1;
+        let document = self.document().clone();
+        self.stage = Stage::Running(Box::new(starter(document, self.rung, Some(escalation))));
+        self.earlier = Some(merged);
+        None
     }
 
     /// Its place among the run's documents.
@@ -676,7 +758,7 @@ impl<T> Job<T> {
         if let Stage::Waiting(document) = &mut self.stage {
             let document = std::mem::replace(document, Document::text(""));
             let starter = self.starter.as_ref().expect("a waiting job has a starter");
-            self.stage = Stage::Running(Box::new(starter(document)));
+            self.stage = Stage::Running(Box::new(starter(document, self.rung, None)));
         }
         match &mut self.stage {
             Stage::Running(run) => run,
@@ -734,9 +816,12 @@ impl<T> Job<T> {
         T: Extractable + Send + 'static,
     {
         let document = self.document().clone();
-        self.stage = Stage::Running(Box::new(
-            extractor.configure(Run::<T>::for_type(document, extractor.retry_budget())),
-        ));
+        (self.rung, self.earlier) = (0, None);
+        self.stage = Stage::Running(Box::new(extractor.configure_rung(
+            Run::<T>::for_type(document, extractor.retry_budget()),
+            0,
+            None,
+        )));
     }
 
     /// Takes what `recorded` holds of this document: its replies to the
@@ -753,10 +838,11 @@ impl<T> Job<T> {
     /// a reviewer's fix applied) when they end it. The model is not called.
     pub fn replay(&mut self) -> Option<Outcome<T>> {
         let replies = std::mem::take(&mut self.replay);
-        let run = self.start();
         for recorded in replies {
-            if let Next::Done(outcome) = run.on_reply(recorded.reply) {
-                return Some(self.reviewed(outcome));
+            if let Next::Done(outcome) = self.start().on_reply(recorded.reply)
+                && let Some(settled) = self.settle(outcome)
+            {
+                return Some(self.reviewed(settled));
             }
         }
         None

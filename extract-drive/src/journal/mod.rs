@@ -991,6 +991,7 @@ impl Store {
         prompt: &Prompt,
         reply: &Reply,
         batch: Option<&str>,
+        rung: u32,
     ) -> Result<ReplyRecord, Error> {
         // The prompt is its document (the content digest), the tool and, on
         // a correction, what the last attempt gave: that part is digested.
@@ -1003,7 +1004,7 @@ impl Store {
         Ok(ReplyRecord {
             document: document.to_string(),
             content: content.to_string(),
-            key: CallKey::whole(prompt.attempt),
+            key: CallKey { rung, ..CallKey::whole(prompt.attempt) },
             cancelled: false,
             prompt: sent,
             batch: batch.map(str::to_owned),
@@ -1306,7 +1307,7 @@ mod tests {
         assert!(recorded.replies.is_empty());
         let prompt = Prompt::new(tool(), "document");
         for reply in &replies {
-            let record = Store::reply_record("d", "c1", &prompt, reply, None).unwrap();
+            let record = Store::reply_record("d", "c1", &prompt, reply, None, 0).unwrap();
             store.reply::<()>(record, None).await.unwrap();
         }
         drop(store);

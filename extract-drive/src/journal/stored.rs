@@ -24,6 +24,7 @@ pub(crate) fn facts_json(facts: &Facts) -> String {
         "attempt_usage": facts.attempt_usage,
         "failed": facts.failed,
         "cost": facts.cost,
+        "rung": facts.rung,
     })
     .to_string()
 }
@@ -53,6 +54,7 @@ pub(crate) fn facts_from(value: &Value) -> Option<Facts> {
         failed,
         // Facts written before costs were kept have none.
         cost: value["cost"].as_f64(),
+        rung: value["rung"].as_u64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0),
     })
 }
 
@@ -92,11 +94,14 @@ pub(crate) fn escalation_from(packet: &Value) -> Option<Escalation> {
             let violations =
                 attempt["violations"].as_array()?.iter().map(violation).collect::<Option<Vec<_>>>()?;
             let usage = serde_json::from_value::<Usage>(attempt["usage"].clone()).ok()?;
-            Some(FailedAttempt::new(
-                u32::try_from(attempt["attempt"].as_u64()?).ok()?,
-                Violations::new(violations)?,
-                usage,
-            ))
+            Some(
+                FailedAttempt::new(
+                    u32::try_from(attempt["attempt"].as_u64()?).ok()?,
+                    Violations::new(violations)?,
+                    usage,
+                )
+                .with_model(attempt["model"].as_str().map(str::to_owned)),
+            )
         })
         .collect::<Option<Vec<_>>>()?;
     let mut usage = Usage::default();
@@ -110,7 +115,8 @@ pub(crate) fn escalation_from(packet: &Value) -> Option<Escalation> {
     let fix_hint = packet["fix_hint"].as_str().map(str::to_owned);
     let mut escalation =
         Escalation::new(reason_from(packet["reason"].as_str()?)?, chain, last_output, fix_hint, usage)
-            .with_cost(packet["cost"].as_f64());
+            .with_cost(packet["cost"].as_f64())
+            .answered_by(packet["model"].as_str().map(str::to_owned), 0);
     if let (Some(held), Some(failed)) =
         (packet["partial"]["held"].as_object(), packet["partial"]["failed"].as_object())
     {
