@@ -150,3 +150,18 @@ async fn a_journal_keeps_each_outcomes_cost_for_its_summary_and_a_resumed_run() 
         .unwrap();
     assert!(close(again.cost().unwrap(), 2.0 * each), "{:?}", again.cost());
 }
+
+#[test]
+fn stats_say_what_share_of_the_input_was_read_from_the_cache() {
+    let model = Scripted::new([
+        reply(-1.0, Usage::new(1_000, 100).with_cache(0, 3_000)),
+        reply(12.5, Usage::new(1_000, 100).with_cache(3_000, 0)),
+    ]);
+    let outcome = Extractor::new(model).extract_blocking::<Receipt>("Total 12.50").unwrap();
+    let mut stats = Stats::new();
+    stats.record(&outcome);
+    // 3,000 of 8,000 input tokens were read from the cache.
+    assert!((stats.cache_read_share() - 0.375).abs() < 1e-12, "{}", stats.cache_read_share());
+    assert!(stats.to_string().contains("(37.5% of input read from the cache)"), "{stats}");
+    assert_eq!(serde_json::to_value(&stats).unwrap()["cache_read_share"], 0.375);
+}

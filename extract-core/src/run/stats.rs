@@ -272,6 +272,14 @@ impl Stats {
         (self.unpriced == 0).then_some(self.cost)
     }
 
+    /// The share of all input tokens (uncached, cache reads, cache writes)
+    /// that was read from the prompt cache, between 0 and 1 (0 without input).
+    pub fn cache_read_share(&self) -> f64 {
+        let u = self.usage;
+        let input = u.input_tokens.saturating_add(u.cache_read_tokens).saturating_add(u.cache_write_tokens);
+        if input == 0 { 0.0 } else { u.cache_read_tokens as f64 / input as f64 }
+    }
+
     /// Outcomes by the rung of the ladder of models that settled them (0:
     /// the first model): how often a stronger model was needed.
     pub fn settled_by_rung(&self) -> &BTreeMap<u32, u64> {
@@ -428,6 +436,9 @@ impl fmt::Display for Stats {
             "tokens: {} input, {} output, {} cache read, {} cache write",
             u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens
         )?;
+        if u.cache_read_tokens > 0 {
+            write!(f, " ({:.1}% of input read from the cache)", 100.0 * self.cache_read_share())?;
+        }
         match (self.cost, self.unpriced) {
             (_, 0) if n > 0 => write!(f, "\ncost: ${:.4}", self.cost)?,
             (_, 0) => {}
@@ -518,7 +529,7 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 15)?;
+        let mut out = s.serialize_struct("Stats", 16)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
@@ -534,6 +545,7 @@ impl Serialize for Stats {
         out.serialize_field("usage_by_attempt", &ByAttempt(&self.usage_by_attempt))?;
         out.serialize_field("cost", &self.cost())?;
         out.serialize_field("settled_by_rung", &ByAttempt(&self.rungs))?;
+        out.serialize_field("cache_read_share", &self.cache_read_share())?;
         out.end()
     }
 }
