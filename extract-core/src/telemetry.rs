@@ -60,6 +60,8 @@ pub const OUTCOME: &str = "extract.outcome";
 pub const REASON: &str = "extract.reason";
 /// Model calls an extraction made.
 pub const ATTEMPTS: &str = "extract.attempts";
+/// The rung of the ladder of models that settled an extraction (0: the first model).
+pub const RUNG: &str = "extract.rung";
 /// What an extraction cost, in US dollars.
 pub const COST_USD: &str = "extract.cost_usd";
 /// The attempt a model call was (1-based).

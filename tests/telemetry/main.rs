@@ -121,6 +121,7 @@ fn a_valid_extraction_is_an_extract_span_over_a_chat_span_in_the_genai_names() {
     assert_eq!(text(extract, "extract.tool"), "receipt");
     assert_eq!(text(extract, "extract.outcome"), "valid");
     assert_eq!(int(extract, "extract.attempts"), 1);
+    assert_eq!(int(extract, "extract.rung"), 0);
     assert_eq!(int(extract, "extract.document.bytes"), DOCUMENT.len() as i64);
     assert!(text(extract, "extract.document.id").starts_with("doc-"));
     assert_eq!(int(extract, "gen_ai.usage.input_tokens"), 170);

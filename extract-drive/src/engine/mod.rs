@@ -320,6 +320,7 @@ impl Engine {
             { names::OUTCOME } = tracing::field::Empty,
             { names::REASON } = tracing::field::Empty,
             { names::ATTEMPTS } = tracing::field::Empty,
+            { names::RUNG } = tracing::field::Empty,
             { names::USAGE_INPUT_TOKENS } = tracing::field::Empty,
             { names::USAGE_OUTPUT_TOKENS } = tracing::field::Empty,
             { names::USAGE_CACHE_READ_INPUT_TOKENS } = tracing::field::Empty,
@@ -529,6 +530,7 @@ pub fn record_outcome<T>(span: &tracing::Span, outcome: &Outcome<T>) {
         span.record(names::REASON, escalation.reason.as_str());
     }
     span.record(names::ATTEMPTS, i64::from(outcome.attempts()));
+    span.record(names::RUNG, i64::from(outcome.rung()));
     record_usage(span, outcome.usage());
     if let Some(cost) = outcome.cost() {
         span.record(names::COST_USD, cost);
