@@ -662,6 +662,12 @@ fn input(input: &Input, path: &str, value: &Value, nullable: bool, top: bool) ->
     }
 }
 
+/// The input(s) of `field`, a member of the object `of`, named `path`:
+/// an object's member, or a row's cell.
+fn member(field: &Field, path: &str, of: &Value) -> Markup {
+    input(&field.input, path, of.get(&field.name).unwrap_or(&Value::Null), field.nullable, false)
+}
+
 /// The input(s) of `input` alone; `labelled`: it gets the id the field's label names.
 fn one_input(input: &Input, path: &str, value: &Value, labelled: bool) -> Markup {
     let id = labelled.then(|| format!("input-{path}"));
@@ -735,13 +741,7 @@ fn one_input(input: &Input, path: &str, value: &Value, labelled: bool) -> Markup
                 @for field in fields {
                     label {
                         span class="label" { (field.name) } " "
-                        (self::input(
-                            &field.input,
-                            &format!("{path}.{}", field.name),
-                            value.get(&field.name).unwrap_or(&Value::Null),
-                            field.nullable,
-                            false,
-                        ))
+                        (member(field, &format!("{path}.{}", field.name), value))
                     }
                     " "
                 }
@@ -759,13 +759,7 @@ fn one_input(input: &Input, path: &str, value: &Value, labelled: bool) -> Markup
                             tr class=[(i >= rows.len()).then_some("blank")] {
                                 @for column in columns {
                                     td {
-                                        (self::input(
-                                            &column.input,
-                                            &format!("{path}[{i}].{}", column.name),
-                                            row.get(&column.name).unwrap_or(&Value::Null),
-                                            column.nullable,
-                                            false,
-                                        ))
+                                        (member(column, &format!("{path}[{i}].{}", column.name), row))
                                     }
                                 }
                                 @if i < rows.len() {
