@@ -16,8 +16,7 @@ use crate::check::lower::runtime;
 
 /// A field type's shape.
 pub enum Shape {
-    /// Holds no derived value: text, numbers, dates, and generic types whose
-    /// arguments are all such leaves.
+    /// Holds no derived value: text, numbers, and containers of those.
     Leaf,
     /// A type known by name only: derived or a leaf, as the type system decides.
     Named(Box<Type>),
@@ -119,14 +118,18 @@ impl Shape {
                 } else if types.is_empty() {
                     Ok(Shape::Named(Box::new(ty.clone())))
                 } else {
-                    // An unknown generic type: a leaf when nothing inside it
-                    // can be a derived value, else the runtime must know it.
+                    // An unknown generic type over plain data is known by
+                    // name, like any other: a user's derived `Labelled<u32>`
+                    // has checks of its own, a library's `IndexMap<String,
+                    // NaiveDate>` has none, and the type system tells them
+                    // apart. One whose arguments may hold derived values
+                    // must be known to the runtime.
                     for inner in types {
                         if !Shape::of(inner)?.is_plain_data() {
                             return Ok(Shape::Direct(Box::new(ty.clone())));
                         }
                     }
-                    Ok(Shape::Leaf)
+                    Ok(Shape::Named(Box::new(ty.clone())))
                 }
             }
             Type::Path(_) => Ok(Shape::Named(Box::new(ty.clone()))),

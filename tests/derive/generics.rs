@@ -92,3 +92,32 @@ fn each_instantiation_has_its_own_tool() {
     );
     assert!(report.contains("- in each `people.items`: len(name) > 1"), "{report}");
 }
+
+/// A value with a label, generic over a plain type.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+#[check(len(label) > 2, message = "a label has at least 3 characters")]
+struct Labelled<T> {
+    label: String,
+    value: T,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Shelf {
+    counted: Labelled<u32>,
+    named: Option<Labelled<String>>,
+}
+
+#[test]
+fn a_generic_struct_over_plain_types_is_walked_where_it_is_nested() {
+    // Its checks run where it is nested, as they do on its own.
+    let output = json!({"counted": {"label": "ab", "value": 3}, "named": {"label": "x", "value": "y"}});
+    let found = extract::validate::<Shelf>(&output, "").unwrap_err();
+    let paths: Vec<String> = found.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(paths, ["counted.label", "named.label"], "{found}");
+    assert!(extract::validate::<Labelled<u32>>(&json!({"label": "ab", "value": 3}), "").is_err());
+
+    // And the model is told them.
+    let description = Shelf::tool().description;
+    assert!(description.contains("- in `counted`: len(label) > 2"), "{description}");
+    assert!(description.contains("- in `named`: len(label) > 2"), "{description}");
+}
