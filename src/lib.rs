@@ -169,9 +169,11 @@ pub mod journal {
 }
 
 /// Many documents through one extractor: [`Bulk`] and
-/// [`BulkReport`] are at the root; its progress is here.
+/// [`BulkReport`] are at the root; its progress and the rate limits it
+/// paces requests by ([`Bulk::pace`], [`Bulk::limits`]) are here.
 pub mod bulk {
     pub use extract_drive::bulk::Progress;
+    pub use extract_drive::pace::Limits;
 }
 
 /// The HTML report of a run: statistics, escalations, reviewer corrections.

@@ -14,6 +14,7 @@ use super::builder::{
 use super::request::{self, Ask, DocumentAs, ToolChoice};
 use super::response;
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
+use extract_drive::http::pace::Demand;
 use extract_drive::http::transport::{Failure, Settings, Transport};
 
 /// A [`Model`] backed by Claude through the Messages API.
@@ -185,8 +186,13 @@ impl Client {
             let body = request::body(prompt, &self.model, self.max_tokens, self.ask(choice), document_as)?;
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
-            match self.transport.post(bytes, response::api_error).await {
-                Ok(body) => return response::reply(&body, &prompt.tool.name, self.mode),
+            let demand = Demand { model: &self.model, max_output_tokens: u64::from(self.max_tokens) };
+            match self.transport.post(bytes, response::api_error, demand).await {
+                Ok(answer) => {
+                    let reply = response::reply(&answer.body, &prompt.tool.name, self.mode)?;
+                    answer.settle(&reply.usage);
+                    return Ok(reply);
+                }
                 Err(Failure::Api { status, error, .. })
                     if choice == ToolChoice::Forced
                         && self.mode == Mode::Tool

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::engine::{Engine, Job};
 use crate::journal::Journal;
+use crate::pace::Limits;
 use crate::{Document, Error, Extractable, Extractor, Model, Outcome, Stats};
 use tracing::Instrument;
 
@@ -58,6 +59,8 @@ pub struct Bulk<M> {
     concurrency: usize,
     journal: Option<Journal>,
     progress: Option<ProgressCallback>,
+    /// The limits requests are paced by, or `None` when pacing is off.
+    pacing: Option<Limits>,
 }
 
 /// What [`Bulk::on_progress`] keeps.
@@ -97,7 +100,34 @@ pub struct BulkReport<T> {
 impl<M: Model + 'static> Bulk<M> {
     /// A bulk run with `extractor`'s model and settings, 8 documents at a time, without a journal.
     pub fn new(extractor: Extractor<M>) -> Bulk<M> {
-        Bulk { extractor: Arc::new(extractor), concurrency: 8, journal: None, progress: None }
+        Bulk {
+            extractor: Arc::new(extractor),
+            concurrency: 8,
+            journal: None,
+            progress: None,
+            pacing: Some(Limits::default()),
+        }
+    }
+
+    /// Whether requests are paced by the provider's rate limits before they
+    /// bite (default on): each waits until the limits its client last read
+    /// in a reply's headers (`anthropic-ratelimit-*`, `x-ratelimit-*`) can
+    /// take it, counting the requests in flight and reserving their
+    /// `max_tokens`, instead of meeting a 429. The headers count every
+    /// process of the organisation, so separate runs pace each other. A
+    /// 429 still pauses every task of the run. Off, requests go as soon as
+    /// a task is free.
+    pub fn pace(mut self, on: bool) -> Bulk<M> {
+        self.pacing = on.then(|| self.pacing.unwrap_or_default());
+        self
+    }
+
+    /// The limits to pace by where the server states none in its headers
+    /// (vLLM, Ollama, a proxy): `Limits::per_minute().requests(50)`. A limit
+    /// the headers state wins. Turns pacing on.
+    pub fn limits(mut self, limits: Limits) -> Bulk<M> {
+        self.pacing = Some(limits);
+        self
     }
 
     /// How many documents are in flight at once (at least 1).
@@ -202,7 +232,7 @@ impl<M: Model + 'static> Bulk<M> {
         for _ in 0..self.concurrency.min(total) {
             let (queue, engine, tally) = (queue.clone(), engine.clone(), tally.clone());
             let extractor = self.extractor.clone();
-            workers.spawn(async move {
+            let work = async move {
                 let mut finished = Vec::new();
                 // The lock is let go before the document is run.
                 while let Some(mut job) = { queue.lock().expect("no worker panics holding the queue").next() }
@@ -215,7 +245,8 @@ impl<M: Model + 'static> Bulk<M> {
                     finished.push((job.index(), job.id().to_string(), result));
                 }
                 Ok::<_, Error>(finished)
-            });
+            };
+            workers.spawn(paced(self.pacing, work));
         }
         let finished = joined(workers, &engine).await?;
         Ok(BulkReport::in_order(finished, engine.asked_again()))
@@ -327,7 +358,7 @@ impl<M: Model + 'static> Bulk<M> {
                     finished.push((job.index(), id, result));
                 }
             };
-            workers.spawn(crate::run_pause::shared_with(pausing, work));
+            workers.spawn(paced(self.pacing, crate::run_pause::shared_with(pausing, work)));
         }
         let mut finished = joined(workers, &engine).await?;
         drop(renewing);
@@ -594,5 +625,13 @@ impl<M: Model + 'static> Bulk<M> {
             Ok(fixed) => Ok(Ok(engine.record_review(&job, &escalation, fix, fixed).await?)),
             Err(violations) => Ok(Err(violations)),
         }
+    }
+}
+
+/// `work` with its model calls paced by `pacing`, when pacing is on.
+async fn paced<F: std::future::Future>(pacing: Option<Limits>, work: F) -> F::Output {
+    match pacing {
+        Some(limits) => crate::pace::paced(limits, work).await,
+        None => work.await,
     }
 }

@@ -23,6 +23,7 @@ mod extractor;
 pub mod http;
 pub mod journal;
 mod model;
+pub mod pace;
 #[cfg(feature = "postgres")]
 pub mod run_pause;
 pub mod testing;

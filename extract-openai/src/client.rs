@@ -11,6 +11,7 @@ use super::builder::{API_KEY_VAR, BASE_URL_VAR, ClientBuilder, MODEL_VAR, Mode, 
 use super::request::{self, Request, ToolChoice};
 use super::response;
 use crate::{Error, Model, ModelFuture, Prompt, Reply};
+use extract_drive::http::pace::Demand;
 use extract_drive::http::transport::{Failure, Settings, Transport};
 
 /// A [`Model`] over the Chat Completions API: OpenAI, Azure OpenAI, vLLM,
@@ -162,8 +163,14 @@ impl Client {
             )?;
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
-            match self.transport.post(bytes, response::api_error).await {
-                Ok(body) => return response::reply(&body, &prompt.tool.name, self.mode),
+            let demand =
+                Demand { model: &self.model, max_output_tokens: self.max_tokens.map_or(0, u64::from) };
+            match self.transport.post(bytes, response::api_error, demand).await {
+                Ok(answer) => {
+                    let reply = response::reply(&answer.body, &prompt.tool.name, self.mode)?;
+                    answer.settle(&reply.usage);
+                    return Ok(reply);
+                }
                 Err(Failure::Api { status, error, .. })
                     if self.mode == Mode::Tool
                         && choice != ToolChoice::Auto

@@ -15,4 +15,6 @@ mod bulk;
 mod journal;
 mod lock;
 mod migrations;
+#[cfg(feature = "anthropic")]
+mod pacing;
 mod reviews;

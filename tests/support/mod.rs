@@ -16,6 +16,8 @@ pub mod invoices;
 /// A real PostgreSQL server in a temporary directory, for the shared journal.
 #[cfg(feature = "postgres")]
 pub mod postgres;
+/// A Messages API stand-in on 127.0.0.1 that meters requests and input tokens per minute.
+pub mod rate_limited;
 /// The README's invoice types, exactly as its tour shows them.
 #[cfg(feature = "chrono")]
 pub mod readme_invoice;

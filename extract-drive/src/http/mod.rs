@@ -1,8 +1,9 @@
 //! What every HTTP backend shares, written once: the transport retry policy
 //! ([`retry`]), the exchange with its body limit and credential masking
-//! ([`transport`]). Behind the crate-internal `http` feature, which each
+//! ([`transport`]), the buckets requests are paced by ([`pace`]). Behind the crate-internal `http` feature, which each
 //! HTTP backend's feature turns on.
 
+pub mod pace;
 pub mod retry;
 pub mod transport;
 

@@ -11,9 +11,10 @@ use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use tracing::{debug, warn};
 
+use super::pace::{Demand, Pacer, Reservation};
 use super::retry;
-use crate::Error;
 use crate::vocabulary::text::shorten;
+use crate::{Error, Usage};
 
 /// The largest response body a client reads: 16 MiB. A model reply is a few
 /// kilobytes to a few hundred; a body past the cap is an
@@ -174,6 +175,9 @@ fn unanswered(failure: Failure, repeat: Repeat) -> Result<(Failure, Option<Durat
     }
 }
 
+/// Over how long the tasks a pause held resume.
+const RESUME_SPREAD: Duration = Duration::from_secs(1);
+
 /// The longest a streamed body may take in all (its reads still time out
 /// one by one at the client's timeout).
 const STREAM_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
@@ -214,6 +218,27 @@ pub struct Transport {
     /// waits: a 429 or 529 slows every task of a bulk run, not only the one
     /// that saw it.
     paused_until: Arc<Mutex<Option<Instant>>>,
+    /// The rate limits' buckets, per model, that a paced run's requests
+    /// wait on (shared by the clones).
+    pacer: Arc<Pacer>,
+}
+
+/// A model's reply body, and what its request was charged against the rate
+/// limits: settle it with the usage the body states.
+#[must_use = "settle the answer with the reply's usage"]
+pub struct Answer<'a> {
+    /// The success body.
+    pub body: Vec<u8>,
+    reservation: Option<Reservation<'a>>,
+}
+
+impl Answer<'_> {
+    /// Sets the rate limits' charge right with the usage the reply states.
+    pub fn settle(self, usage: &Usage) {
+        if let Some(reservation) = self.reservation {
+            reservation.settle(usage);
+        }
+    }
 }
 
 impl Transport {
@@ -261,6 +286,7 @@ impl Transport {
             headers,
             settings,
             paused_until: Arc::new(Mutex::new(None)),
+            pacer: Arc::default(),
         })
     }
 
@@ -279,23 +305,30 @@ impl Transport {
         &self.endpoint
     }
 
-    /// POSTs the JSON `body` to the endpoint, retrying per the transport
-    /// policy; the success body, or the last failure. `parse_error` reads the
-    /// API's error shape.
+    /// POSTs the JSON `body` of a model call to the endpoint, retrying per
+    /// the transport policy; the success body, or the last failure.
+    /// `parse_error` reads the API's error shape. In a paced run each
+    /// request first waits until the rate limits of `demand.model` can take
+    /// it (see [`pace`](super::pace)).
     pub async fn post(
         &self,
         body: Vec<u8>,
         parse_error: fn(u16, &[u8]) -> ApiError,
-    ) -> Result<Vec<u8>, Failure> {
-        self.exchange(
-            Method::POST,
-            &self.endpoint,
-            Some(&body),
-            parse_error,
-            &mut Read::Whole,
-            Repeat::Always,
-        )
-        .await
+        demand: Demand<'_>,
+    ) -> Result<Answer<'_>, Failure> {
+        let mut reservation = None;
+        let body = self
+            .exchange(
+                Method::POST,
+                &self.endpoint,
+                Some(&body),
+                parse_error,
+                &mut Read::Whole,
+                Repeat::Always,
+                Some((demand, &mut reservation)),
+            )
+            .await?;
+        Ok(Answer { body, reservation })
     }
 
     /// Sends `method` to `path` under the base URL (with a JSON `body`, if
@@ -310,7 +343,7 @@ impl Transport {
         repeat: Repeat,
     ) -> Result<Vec<u8>, Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(method, &url, body, parse_error, &mut Read::Whole, repeat).await
+        self.exchange(method, &url, body, parse_error, &mut Read::Whole, repeat, None).await
     }
 
     /// GETs `path` under the base URL and hands each line of the success
@@ -324,7 +357,7 @@ impl Transport {
         each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
     ) -> Result<(), Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each), Repeat::Always)
+        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each), Repeat::Always, None)
             .await
             .map(drop)
     }
@@ -366,15 +399,21 @@ impl Transport {
     /// The retry loop every exchange shares: send, read an error body and
     /// decide, wait, send again. A success response goes to `read`, whose
     /// transport failures (a body cut short) are retried like the others.
-    async fn exchange(
-        &self,
+    /// A model call (`paced`) waits on the rate limits before each send in
+    /// a paced run, and leaves the charge of the request that succeeded in
+    /// the slot for its caller to settle.
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange<'p>(
+        &'p self,
         method: Method,
         url: &str,
         body: Option<&[u8]>,
         parse_error: fn(u16, &[u8]) -> ApiError,
         read: &mut Read<'_>,
         repeat: Repeat,
+        mut paced: Option<(Demand<'_>, &mut Option<Reservation<'p>>)>,
     ) -> Result<Vec<u8>, Failure> {
+        let limits = paced.as_ref().and_then(|_| crate::pace::current());
         let mut retry = 0;
         // A streamed body may take hours: the read timeout still catches a stall.
         let timeout = matches!(read, Read::Lines(_)).then_some(STREAM_TIMEOUT);
@@ -383,41 +422,59 @@ impl Transport {
             // A run on a PostgreSQL journal: the pause of every worker of the run.
             #[cfg(feature = "postgres")]
             crate::run_pause::wait_out().await;
-            let (failure, server_delay, retryable) =
-                match self.send_once(method.clone(), url, body, timeout).await {
-                    Ok(response) if response.status().is_success() => {
-                        let read = match read {
-                            Read::Whole => self.read_whole(response, self.settings.body_limit).await,
-                            Read::Lines(each) => {
-                                self.read_lines(response, &mut **each).await.map(|()| Vec::new())
-                            }
-                        };
-                        match read {
-                            Ok(value) => return Ok(value),
-                            Err(failure) => unanswered(failure, repeat)?,
+            let mut reservation = match (&paced, &limits) {
+                (Some((demand, _)), Some(limits)) => {
+                    Some(self.pacer.reserve(*demand, body.map_or(0, <[u8]>::len), limits).await)
+                }
+                _ => None,
+            };
+            let sent = self.send_once(method.clone(), url, body, timeout).await;
+            if let (Ok(response), Some(reservation)) = (&sent, &reservation) {
+                reservation.read_headers(response.headers());
+            }
+            let (failure, server_delay, retryable) = match sent {
+                Ok(response) if response.status().is_success() => {
+                    let read = match read {
+                        Read::Whole => self.read_whole(response, self.settings.body_limit).await,
+                        Read::Lines(each) => {
+                            self.read_lines(response, &mut **each).await.map(|()| Vec::new())
                         }
-                    }
-                    Ok(response) => match self.error_status(response, parse_error).await {
-                        Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
-                            let slowed = matches!(status, 429 | 529);
-                            if retryable && slowed {
-                                let wait = retry::delay(
-                                    retry,
-                                    server_delay,
-                                    self.settings.backoff_initial,
-                                    self.settings.backoff_max,
-                                    0.0,
-                                );
-                                self.pause_all(wait);
-                                #[cfg(feature = "postgres")]
-                                crate::run_pause::pause(wait).await;
+                    };
+                    match read {
+                        Ok(value) => {
+                            if let Some((_, slot)) = paced.as_mut() {
+                                **slot = reservation;
                             }
-                            (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
+                            return Ok(value);
                         }
                         Err(failure) => unanswered(failure, repeat)?,
-                    },
+                    }
+                }
+                Ok(response) => match self.error_status(response, parse_error).await {
+                    Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
+                        // Refused unread: nothing of it counts against the limits.
+                        if let Some(reservation) = reservation.take() {
+                            reservation.refund();
+                        }
+                        let slowed = matches!(status, 429 | 529);
+                        if retryable && slowed {
+                            let wait = retry::delay(
+                                retry,
+                                server_delay,
+                                self.settings.backoff_initial,
+                                self.settings.backoff_max,
+                                0.0,
+                            );
+                            self.pause_all(wait);
+                            #[cfg(feature = "postgres")]
+                            crate::run_pause::pause(wait).await;
+                        }
+                        (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
+                    }
                     Err(failure) => unanswered(failure, repeat)?,
-                };
+                },
+                Err(failure) => unanswered(failure, repeat)?,
+            };
             if !retryable || retry >= self.settings.retries {
                 return Err(match failure {
                     Failure::Transport(message) | Failure::Unsent(message) if retry > 0 => {
@@ -488,11 +545,14 @@ impl Transport {
         }
     }
 
-    /// Sleeps until the pause a 429 or 529 set is over.
+    /// Sleeps until the pause a 429 or 529 set is over, and then a random
+    /// part of a second more: the tasks it held resume spread out, not as
+    /// one burst that meets the limit again.
     async fn wait_out_pause(&self) {
         let until = *self.paused_until.lock().expect("no thread panics holding the pause");
         if let Some(until) = until.filter(|until| *until > Instant::now()) {
-            tokio::time::sleep_until(until.into()).await;
+            let spread = RESUME_SPREAD.mul_f64(fastrand::f64());
+            tokio::time::sleep_until((until + spread).into()).await;
         }
     }
 

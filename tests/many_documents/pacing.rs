@@ -1,0 +1,86 @@
+//! `Bulk` paces its requests by the rate limits before they bite: against
+//! a stand-in that meters requests per minute in a continuous bucket (and
+//! refuses with a 429 what the bucket cannot take), a paced run is never
+//! refused, by the limits its headers state or, from a server that states
+//! none, by the ones the run is given; an unpaced run is refused, which is
+//! what shows the stand-in binds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use extract::anthropic::Client;
+use extract::bulk::Limits;
+use extract::{Bulk, Extractor};
+use serde_json::{Value, json};
+
+use crate::support::invoices::{Invoice, marked_invoices};
+use crate::support::rate_limited::{Metering, RateLimited};
+
+/// The right invoice for the document in a request: `amounts 4 1 2 total 7`.
+fn answer(body: &Value) -> Value {
+    let text = body.to_string();
+    let start = text.find("amounts ").expect("a document in the request");
+    let document = &text[start..];
+    let words: Vec<&str> = document[..document.find(['"', '\\']).unwrap()].split_whitespace().collect();
+    let total_at = words.iter().position(|w| *w == "total").unwrap();
+    let items: Vec<Value> =
+        words[1..total_at].iter().map(|w| json!({"amount": w.parse::<f64>().unwrap()})).collect();
+    let total: f64 = words[total_at + 1].parse().unwrap();
+    json!({"line_items": items, "total": total})
+}
+
+fn metering(requests_per_minute: f64, headers: bool) -> Metering {
+    Metering {
+        requests_per_minute,
+        input_tokens_per_minute: 1e12,
+        latency: Duration::from_millis(20),
+        headers,
+        answer: Arc::new(answer),
+    }
+}
+
+fn client(base: &str) -> Client {
+    Client::builder().api_key("test-key").base_url(base).model("claude-haiku-5-5").build().unwrap()
+}
+
+/// 12 more documents than the bucket holds: the last ones wait about six
+/// seconds for it to refill at 2 a second.
+const DOCUMENTS: usize = 132;
+const PER_MINUTE: f64 = 120.0;
+
+async fn run(
+    server: &RateLimited,
+    bulk: impl FnOnce(Bulk<Client>) -> Bulk<Client>,
+) -> extract::BulkReport<Invoice> {
+    let extractor = Extractor::new(client(&server.base_url));
+    let bulk = bulk(Bulk::new(extractor).concurrency(32));
+    bulk.run::<Invoice>(marked_invoices(DOCUMENTS, 1000, "")).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paced_run_is_never_refused_by_the_limits_its_server_states() {
+    let server = RateLimited::start(metering(PER_MINUTE, true)).await;
+    let report = run(&server, |bulk| bulk).await;
+    let tally = server.tally();
+    assert_eq!(tally.refused, 0, "429s: {tally:?}");
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!(report.stats.valid() as usize, DOCUMENTS);
+    assert_eq!(tally.answered, DOCUMENTS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_headers_is_paced_by_the_limits_the_run_is_given() {
+    let server = RateLimited::start(metering(PER_MINUTE, false)).await;
+    let limits = Limits::per_minute().requests(PER_MINUTE as u64);
+    let report = run(&server, |bulk| bulk.limits(limits)).await;
+    let tally = server.tally();
+    assert_eq!(tally.refused, 0, "429s: {tally:?}");
+    assert_eq!(report.stats.valid() as usize, DOCUMENTS, "{:?}", report.failed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unpaced_run_meets_the_limit() {
+    let server = RateLimited::start(metering(PER_MINUTE, true)).await;
+    let _report = run(&server, |bulk| bulk.pace(false)).await;
+    assert!(server.tally().refused > 0, "the stand-in did not bind: {:?}", server.tally());
+}
