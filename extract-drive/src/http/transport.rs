@@ -452,9 +452,11 @@ impl Transport {
                 }
                 Ok(response) => match self.error_status(response, parse_error).await {
                     Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
-                        // Refused unread: nothing of it counts against the limits.
-                        if let Some(reservation) = reservation.take() {
-                            reservation.refund();
+                        // Answered with an error: nothing of it counts against the limits.
+                        match reservation.take() {
+                            Some(reservation) if status == 429 => reservation.refused(),
+                            Some(reservation) => reservation.refund(),
+                            None => {}
                         }
                         let slowed = matches!(status, 429 | 529);
                         if retryable && slowed {
