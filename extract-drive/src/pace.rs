@@ -46,6 +46,7 @@ impl Limits {
         self
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn of(&self, limit: Limit) -> Option<u64> {
         match limit {
             Limit::Requests => self.requests,
@@ -57,6 +58,7 @@ impl Limits {
 }
 
 /// The limits a provider meters, each one bucket.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Limit {
     Requests,
@@ -66,6 +68,7 @@ pub(crate) enum Limit {
     Tokens,
 }
 
+#[cfg(feature = "http")]
 pub(crate) const LIMITS: [Limit; 4] =
     [Limit::Requests, Limit::InputTokens, Limit::OutputTokens, Limit::Tokens];
 
