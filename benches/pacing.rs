@@ -16,7 +16,6 @@ use extract::bulk::Limits;
 use extract::{Bulk, Document, Extractable, Extractor};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 #[allow(dead_code)]
 #[path = "../tests/support/rate_limited.rs"]
@@ -25,7 +24,7 @@ mod rate_limited;
 #[path = "../tests/support/server.rs"]
 mod server;
 
-use rate_limited::{Metering, RateLimited};
+use rate_limited::{Metering, RateLimited, invoice_answer};
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
 #[check(sum(line_items.amount) == total, tolerance = 0.01)]
@@ -43,17 +42,6 @@ struct Item {
 const DOCUMENTS: usize = 200;
 const CONCURRENCY: usize = 32;
 const PER_MINUTE: f64 = 120.0;
-
-/// The right invoice for the document in a request: `amounts 4 1 2 total 7`.
-fn answer(body: &Value) -> Value {
-    let text = body.to_string();
-    let document = &text[text.find("amounts ").expect("a document in the request")..];
-    let words: Vec<&str> = document[..document.find(['"', '\\']).unwrap()].split_whitespace().collect();
-    let total_at = words.iter().position(|w| *w == "total").unwrap();
-    let items: Vec<Value> =
-        words[1..total_at].iter().map(|w| json!({"amount": w.parse::<f64>().unwrap()})).collect();
-    json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()})
-}
 
 fn documents() -> Vec<Document> {
     (0..DOCUMENTS)
@@ -78,7 +66,7 @@ async fn measure(headers: bool, configure: impl FnOnce(Bulk<Client>) -> Bulk<Cli
         input_tokens_per_minute: 1e12,
         latency: Duration::from_millis(200),
         headers,
-        answer: Arc::new(answer),
+        answer: Arc::new(invoice_answer),
     })
     .await;
     let client = Client::builder()

@@ -11,23 +11,9 @@ use std::time::Duration;
 use extract::anthropic::Client;
 use extract::bulk::Limits;
 use extract::{Bulk, Extractor};
-use serde_json::{Value, json};
 
 use crate::support::invoices::{Invoice, marked_invoices};
-use crate::support::rate_limited::{Metering, RateLimited};
-
-/// The right invoice for the document in a request: `amounts 4 1 2 total 7`.
-fn answer(body: &Value) -> Value {
-    let text = body.to_string();
-    let start = text.find("amounts ").expect("a document in the request");
-    let document = &text[start..];
-    let words: Vec<&str> = document[..document.find(['"', '\\']).unwrap()].split_whitespace().collect();
-    let total_at = words.iter().position(|w| *w == "total").unwrap();
-    let items: Vec<Value> =
-        words[1..total_at].iter().map(|w| json!({"amount": w.parse::<f64>().unwrap()})).collect();
-    let total: f64 = words[total_at + 1].parse().unwrap();
-    json!({"line_items": items, "total": total})
-}
+use crate::support::rate_limited::{Metering, RateLimited, invoice_answer};
 
 fn metering(requests_per_minute: f64, headers: bool) -> Metering {
     Metering {
@@ -35,7 +21,7 @@ fn metering(requests_per_minute: f64, headers: bool) -> Metering {
         input_tokens_per_minute: 1e12,
         latency: Duration::from_millis(20),
         headers,
-        answer: Arc::new(answer),
+        answer: Arc::new(invoice_answer),
     }
 }
 

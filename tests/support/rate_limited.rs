@@ -175,3 +175,15 @@ impl RateLimited {
 fn fastrand_bit() -> u64 {
     u64::from(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().subsec_nanos() % 2)
 }
+
+/// The right invoice (`tests/support/invoices.rs`'s type) for the document
+/// in a request: `amounts 4 1 2 total 7`.
+pub fn invoice_answer(body: &Value) -> Value {
+    let text = body.to_string();
+    let document = &text[text.find("amounts ").expect("a document in the request")..];
+    let words: Vec<&str> = document[..document.find(['"', '\\']).unwrap()].split_whitespace().collect();
+    let total_at = words.iter().position(|w| *w == "total").unwrap();
+    let items: Vec<Value> =
+        words[1..total_at].iter().map(|w| json!({"amount": w.parse::<f64>().unwrap()})).collect();
+    json!({"line_items": items, "total": words[total_at + 1].parse::<f64>().unwrap()})
+}
