@@ -155,8 +155,8 @@ pub mod model {
 /// escalation, the statistics' details, and the patch corrections' tool.
 pub mod run {
     pub use extract_core::run::{
-        Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, Next, PATCH_TOOL, ParetoRow,
-        RetriesError, Run, SYSTEM_INSTRUCTIONS, apply_patch, patch_tool,
+        Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, ModelSpend, Next, PATCH_TOOL,
+        ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, apply_patch, patch_tool,
     };
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }

@@ -57,6 +57,10 @@ fn an_escalation_costs_what_its_attempts_cost() {
     let Outcome::Escalated(escalation) = &outcome else { panic!("{outcome:?}") };
     assert!(close(escalation.cost.unwrap(), 2.0 * 4_500.0 / 1e6));
     assert_eq!(serde_json::to_value(&outcome).unwrap()["cost"], json!(escalation.cost.unwrap()));
+    // And each entry of its error chain, what it cost.
+    let packet = serde_json::to_value(&outcome).unwrap();
+    let costs: Vec<&Value> = packet["error_chain"].as_array().unwrap().iter().map(|a| &a["cost"]).collect();
+    assert_eq!(costs, [&json!(4_500.0 / 1e6), &json!(4_500.0 / 1e6)]);
 }
 
 #[test]

@@ -104,6 +104,27 @@ fn a_cost_is_priced_rung_by_rung() {
     // Two small calls of 1,100 tokens at $1 per million, one large at $10.
     let expected = (2.0 * 1_100.0 + 11_000.0) / 1e6;
     assert!((outcome.cost().unwrap() - expected).abs() < 1e-12, "{:?}", outcome.cost());
+    // Each failed attempt says what it cost.
+    let Outcome::Valid(valid) = &outcome else { panic!("{outcome:?}") };
+    let costs: Vec<Option<f64>> = valid.failed_attempts().iter().map(|a| a.cost).collect();
+    assert_eq!(costs, [Some(1_100.0 / 1e6), Some(1_100.0 / 1e6)]);
+
+    // Stats split the cost by model: what each rung answered, settled and cost.
+    let mut stats = Stats::new();
+    stats.record(&outcome);
+    let by_model = stats.by_model();
+    let (small, large) = (&by_model["small"], &by_model["large"]);
+    assert_eq!((small.attempts, small.settled, large.attempts, large.settled), (2, 0, 1, 1));
+    assert!((small.cost - 2_200.0 / 1e6).abs() < 1e-12, "{small:?}");
+    assert!((large.cost - 11_000.0 / 1e6).abs() < 1e-12, "{large:?}");
+    assert_eq!(large.usage, Usage::new(1_000, 100));
+    assert!(stats.to_string().contains("by model"), "{stats}");
+    assert_eq!(serde_json::to_value(&stats).unwrap()["by_model"]["large"]["settled"], 1);
+
+    // The report draws them.
+    let html = extract::report::Report::new(&stats).title("ladder").html();
+    assert!(html.contains(r#"data-model="small""#) && html.contains(r#"data-model="large""#), "{html}");
+    assert!(html.contains("$0.0110"), "the large model's cost");
 }
 
 #[tokio::test]
@@ -129,4 +150,8 @@ async fn a_journal_replays_every_rung_and_a_resumed_run_calls_no_model() {
     assert_eq!((outcome.model(), outcome.rung(), outcome.attempts()), (Some("large"), 1, 3));
     assert_eq!((small.1.calls(), large.1.calls()), (0, 0));
     assert_eq!(again.stats.settled_by_rung().get(&1), Some(&1));
+    // What each model spent, counted again from the journal alone.
+    let summary = extract::Journal::sqlite(&path).summary().unwrap();
+    let by_model = summary.stats.by_model();
+    assert_eq!((by_model["small"].attempts, by_model["large"].settled), (2, 1), "{by_model:?}");
 }

@@ -23,4 +23,4 @@ pub use prompt::{answer_as_json, answer_through_tool, system_answering_through_t
 pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};
-pub use stats::{Facts, ParetoRow, percent};
+pub use stats::{Facts, ModelSpend, ParetoRow, Spend, percent};

@@ -22,7 +22,8 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 /// `{"status":"escalated","reason":...,"error_chain":[...],"last_output":...,"fix_hint":...,"model":...,"cost":...,"partial":...}`,
 /// where each entry of `error_chain` has its `attempt`, its `violations`
 /// (with the `fields` each names and, for a check, the `check`), its
-/// `usage` and the `model` that answered. `model` is the model's name
+/// `usage`, the `model` that answered and, when it has a price, its
+/// `cost`. `model` is the model's name
 /// (`Model::name`; in a ladder of models, the one that answered last),
 /// left out when the run was not told it. `cost` is in US dollars, `null` when the model has no price;
 /// `last_output` and `fix_hint` are `null` when empty. Both, exactly:
@@ -68,8 +69,8 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 ///     "status": "escalated",
 ///     "reason": "systematic",
 ///     "error_chain": [
-///         {"attempt": 1, "violations": [violation], "usage": usage, "model": "scripted"},
-///         {"attempt": 2, "violations": [violation], "usage": usage, "model": "scripted"}
+///         {"attempt": 1, "violations": [violation], "usage": usage, "model": "scripted", "cost": 0.0045},
+///         {"attempt": 2, "violations": [violation], "usage": usage, "model": "scripted", "cost": 0.0045}
 ///     ],
 ///     "last_output": {"number": {"value": "R-1", "quote": "Receipt R-1"}, "total": -4.5},
 ///     "fix_hint": "the check `total > 0` on `total` keeps failing: review the check and the field (tolerance, \
@@ -441,12 +442,22 @@ pub struct FailedAttempt {
     /// a ladder of models, which rung the attempt was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What this attempt cost in US dollars (serialized under `"cost"`
+    /// when known), at its model's prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 impl FailedAttempt {
     /// A failed attempt (for backends and drivers outside the crate that build their own chains).
     pub fn new(attempt: u32, violations: Violations, usage: Usage) -> FailedAttempt {
-        FailedAttempt { attempt, violations, usage, patch: None, model: None }
+        FailedAttempt { attempt, violations, usage, patch: None, model: None, cost: None }
+    }
+
+    /// The same attempt, costing `cost` US dollars (`None`: no price known).
+    pub fn with_cost(mut self, cost: Option<f64>) -> FailedAttempt {
+        self.cost = cost;
+        self
     }
 
     /// The same attempt, answered by `model`.

@@ -301,7 +301,8 @@ impl<T> Run<T> {
         self.chain.push(
             FailedAttempt::new(attempt, violations.clone(), reply.usage)
                 .with_patch(patch)
-                .with_model(self.model.clone()),
+                .with_model(self.model.clone())
+                .with_cost(call_cost),
         );
 
         if let Some(blocking) = violations.iter().find(|v| !v.recoverable) {

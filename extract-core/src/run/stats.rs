@@ -69,6 +69,36 @@ pub struct Stats {
     unpriced: u64,
     /// Outcomes by the rung of the ladder of models that settled them.
     rungs: BTreeMap<u32, u64>,
+    /// What each model (by name) answered, spent and settled.
+    models: BTreeMap<String, ModelSpend>,
+}
+
+/// What one model of a run answered, spent and settled ([`Stats::by_model`]):
+/// in a ladder of models, what each rung cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ModelSpend {
+    /// The attempts it answered.
+    pub attempts: u64,
+    /// The tokens those attempts spent.
+    pub usage: Usage,
+    /// What those attempts cost in US dollars, over those with a price.
+    pub cost: f64,
+    /// The attempts without a price (their model is not in the price table).
+    pub unpriced: u64,
+    /// The outcomes whose last answer was its (valid or escalated).
+    pub settled: u64,
+}
+
+/// One attempt's model and spend, as [`Facts`] keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Spend {
+    /// The model that answered (`Model::name`).
+    pub model: String,
+    /// The tokens the attempt spent.
+    pub usage: Usage,
+    /// What it cost in US dollars; `None` without a price.
+    pub cost: Option<f64>,
 }
 
 /// What [`Stats`] counts of one outcome: enough to count it again without
@@ -91,6 +121,8 @@ pub struct Facts {
     pub cost: Option<f64>,
     /// The rung of the ladder of models that settled it (0: the first model).
     pub rung: u32,
+    /// Each attempt whose model is known, oldest first; the last settled it.
+    pub spend: Vec<Spend>,
 }
 
 impl Facts {
@@ -108,6 +140,12 @@ impl Facts {
                 failed: v.failed_attempts().iter().map(prints).collect(),
                 cost: v.cost(),
                 rung: v.rung(),
+                spend: spend(
+                    v.failed_attempts(),
+                    v.model(),
+                    v.attempt_usage().last().copied().unwrap_or_default(),
+                    v.cost(),
+                ),
             },
             Outcome::Escalated(e) => Facts {
                 attempts: e.attempts(),
@@ -118,9 +156,31 @@ impl Facts {
                 failed: e.error_chain.iter().map(prints).collect(),
                 cost: e.cost,
                 rung: e.rung,
+                spend: spend(&e.error_chain, None, Usage::default(), None),
             },
         }
     }
+}
+
+/// The spend of each attempt whose model is known: the failed ones, then
+/// (for a valid outcome) the last, answered by `last_model`, whose cost is
+/// what the outcome's `total` leaves.
+fn spend(
+    failed: &[FailedAttempt],
+    last_model: Option<&str>,
+    last_usage: Usage,
+    total: Option<f64>,
+) -> Vec<Spend> {
+    let mut spend: Vec<Spend> = failed
+        .iter()
+        .filter_map(|a| Some(Spend { model: a.model.clone()?, usage: a.usage, cost: a.cost }))
+        .collect();
+    if let Some(model) = last_model {
+        let failed_cost = failed.iter().map(|a| a.cost).sum::<Option<f64>>();
+        let cost = total.zip(failed_cost).map(|(total, failed)| (total - failed).max(0.0));
+        spend.push(Spend { model: model.to_string(), usage: last_usage, cost });
+    }
+    spend
 }
 
 /// The fingerprint behind most failures, with what would fix it.
@@ -163,6 +223,7 @@ impl Stats {
             cost: 0.0,
             unpriced: 0,
             rungs: BTreeMap::new(),
+            models: BTreeMap::new(),
         }
     }
 
@@ -189,6 +250,18 @@ impl Stats {
             None => self.unpriced += 1,
         }
         *self.rungs.entry(facts.rung).or_default() += 1;
+        for spend in &facts.spend {
+            let model = self.models.entry(spend.model.clone()).or_default();
+            model.attempts += 1;
+            model.usage += spend.usage;
+            match spend.cost {
+                Some(cost) => model.cost += cost,
+                None => model.unpriced += 1,
+            }
+        }
+        if let Some(last) = facts.spend.last() {
+            self.models.entry(last.model.clone()).or_default().settled += 1;
+        }
         match facts.reason {
             None => {
                 self.valid += 1;
@@ -284,6 +357,12 @@ impl Stats {
     /// the first model): how often a stronger model was needed.
     pub fn settled_by_rung(&self) -> &BTreeMap<u32, u64> {
         &self.rungs
+    }
+
+    /// What each model answered, spent and settled, by `Model::name` (empty
+    /// when no outcome named its model): in a ladder, the cost of each rung.
+    pub fn by_model(&self) -> &BTreeMap<String, ModelSpend> {
+        &self.models
     }
 
     /// What the outcomes whose model had a price cost, in US dollars, and
@@ -429,6 +508,21 @@ impl fmt::Display for Stats {
                 writeln!(f, "{:<28}{:>8}  {:>6}", format!("  {rung}"), count, percent(*count, n))?;
             }
         }
+        if self.models.len() > 1 {
+            writeln!(f)?;
+            writeln!(f, "{:<28}{:>8}{:>9}{:>12}", "by model", "attempts", "settled", "cost")?;
+            for (name, model) in &self.models {
+                let cost = if model.unpriced == 0 { format!("${:.4}", model.cost) } else { "unknown".into() };
+                writeln!(
+                    f,
+                    "{:<28}{:>8}{:>9}{:>12}",
+                    format!("  {name}"),
+                    model.attempts,
+                    model.settled,
+                    cost
+                )?;
+            }
+        }
         let u = self.usage;
         writeln!(f)?;
         write!(
@@ -518,7 +612,8 @@ impl Serialize for Stats {
     /// `{"extractions","valid","first_attempt_valid","escalated","success_rate",
     /// "attempts":{"1":n,..},"escalations":{"not_recoverable":n,..},"failed_attempts",
     /// "violations":[{"fingerprint","count","share"}],"dominant":{..}|null,"usage",
-    /// "usage_by_attempt":{"1":{..},..},"cost":usd|null}`.
+    /// "usage_by_attempt":{"1":{..},..},"cost":usd|null,"settled_by_rung":{"0":n,..},
+    /// "by_model":{"name":{"attempts","usage","cost","unpriced","settled"}},"cache_read_share"}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let violations: Vec<FingerprintCount<'_>> = self
             .violations()
@@ -529,7 +624,7 @@ impl Serialize for Stats {
                 share: count as f64 / self.failed_attempts.max(1) as f64,
             })
             .collect();
-        let mut out = s.serialize_struct("Stats", 16)?;
+        let mut out = s.serialize_struct("Stats", 17)?;
         out.serialize_field("extractions", &self.extractions)?;
         out.serialize_field("valid", &self.valid)?;
         out.serialize_field("first_attempt_valid", &self.first_attempt_valid)?;
@@ -545,6 +640,7 @@ impl Serialize for Stats {
         out.serialize_field("usage_by_attempt", &ByAttempt(&self.usage_by_attempt))?;
         out.serialize_field("cost", &self.cost())?;
         out.serialize_field("settled_by_rung", &ByAttempt(&self.rungs))?;
+        out.serialize_field("by_model", &self.models)?;
         out.serialize_field("cache_read_share", &self.cache_read_share())?;
         out.end()
     }

@@ -25,6 +25,7 @@ pub(crate) fn facts_json(facts: &Facts) -> String {
         "failed": facts.failed,
         "cost": facts.cost,
         "rung": facts.rung,
+        "spend": facts.spend,
     })
     .to_string()
 }
@@ -55,6 +56,8 @@ pub(crate) fn facts_from(value: &Value) -> Option<Facts> {
         // Facts written before costs were kept have none.
         cost: value["cost"].as_f64(),
         rung: value["rung"].as_u64().and_then(|r| u32::try_from(r).ok()).unwrap_or(0),
+        // Facts written before each attempt's spend was kept have none.
+        spend: serde_json::from_value(value["spend"].clone()).unwrap_or_default(),
     })
 }
 
@@ -100,7 +103,8 @@ pub(crate) fn escalation_from(packet: &Value) -> Option<Escalation> {
                     Violations::new(violations)?,
                     usage,
                 )
-                .with_model(attempt["model"].as_str().map(str::to_owned)),
+                .with_model(attempt["model"].as_str().map(str::to_owned))
+                .with_cost(attempt["cost"].as_f64()),
             )
         })
         .collect::<Option<Vec<_>>>()?;

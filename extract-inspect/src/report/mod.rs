@@ -214,6 +214,7 @@ impl Report<'_> {
             main {
                 h1 { (self.title) }
                 (summary(self.stats))
+                (models(self.stats))
                 (charts::outcomes(self.stats))
                 (charts::attempts(self.stats))
                 (charts::pareto(self.stats))
@@ -557,6 +558,39 @@ fn span(source: &Source) -> String {
 }
 
 /// The headline figures, as cards.
+/// What each model of a ladder answered, settled and cost (nothing for a
+/// run of one model: the summary says it all).
+fn models(stats: &Stats) -> Markup {
+    let models = stats.by_model();
+    if models.len() < 2 {
+        return html! {};
+    }
+    html! {
+        section id="models" {
+            h2 { "By model" }
+            table {
+                thead { tr { th { "model" } th { "attempts" } th { "settled" } th { "tokens" } th { "cost" } } }
+                tbody {
+                    @for (name, spend) in models {
+                        tr data-model=(name) {
+                            td { code { (name) } }
+                            td class="number" { (spend.attempts) }
+                            td class="number" { (spend.settled) }
+                            td class="number" { (spend.usage.total()) }
+                            td class="number" {
+                                @if spend.unpriced == 0 { (format!("${:.4}", spend.cost)) } @else { "unknown" }
+                            }
+                        }
+                    }
+                }
+            }
+            p class="note" {
+                "A document settled by a stronger model also paid for the attempts of the models before it."
+            }
+        }
+    }
+}
+
 fn summary(stats: &Stats) -> Markup {
     let n = stats.extractions();
     let cards = [
