@@ -155,3 +155,56 @@ async fn a_journal_replays_every_rung_and_a_resumed_run_calls_no_model() {
     let by_model = summary.stats.by_model();
     assert_eq!((by_model["small"].attempts, by_model["large"].settled), (2, 1), "{by_model:?}");
 }
+
+/// Over HTTP, two clients of the Messages API stand-in on 127.0.0.1: the
+/// small model drops a line item every time, the large one reads it whole;
+/// the ladder's outcome is the large model's, priced at each model's
+/// `PriceTable::claude()` price.
+#[tokio::test]
+async fn over_http_the_ladder_climbs_from_a_small_model_to_a_large_one() {
+    use crate::support::invoices::Invoice;
+    use crate::support::rate_limited::{Metering, RateLimited, invoice_answer};
+    use std::sync::{Arc, Mutex};
+
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let server = RateLimited::start(Metering {
+        requests_per_minute: 1e12,
+        input_tokens_per_minute: 1e12,
+        latency: std::time::Duration::ZERO,
+        headers: false,
+        answer: Arc::new(move |body: &Value| {
+            let mut answer = invoice_answer(body);
+            record.lock().unwrap().push(body["model"].as_str().unwrap().to_string());
+            if body["model"] == "claude-haiku-5-5" {
+                answer["line_items"].as_array_mut().unwrap().pop();
+            }
+            answer
+        }),
+    })
+    .await;
+    let client = |model: &str| {
+        extract::anthropic::Client::builder()
+            .api_key("k")
+            .base_url(&server.base_url)
+            .model(model)
+            .build()
+            .unwrap()
+    };
+    let outcome = Extractor::new(client("claude-haiku-5-5"))
+        .then(client("claude-sonnet-5-5"))
+        .extract::<Invoice>("amounts 4 1 2 total 7")
+        .await
+        .unwrap();
+    let Outcome::Valid(valid) = &outcome else { panic!("{outcome:?}") };
+    assert_eq!(valid.value().line_items.len(), 3);
+    assert_eq!((valid.model(), valid.rung()), (Some("claude-sonnet-5-5"), 1));
+    assert_eq!(*asked.lock().unwrap(), ["claude-haiku-5-5", "claude-haiku-5-5", "claude-sonnet-5-5"]);
+    let mut stats = Stats::new();
+    stats.record(&outcome);
+    let (small, large) = (&stats.by_model()["claude-haiku-5-5"], &stats.by_model()["claude-sonnet-5-5"]);
+    assert_eq!((small.attempts, large.attempts, large.settled), (2, 1, 1));
+    // Sonnet 5.5 costs twenty times Haiku 5.5 per token; its one call has
+    // about the tokens of each of Haiku's two.
+    assert!(large.cost > 5.0 * small.cost && small.cost > 0.0, "{small:?} {large:?}");
+}
