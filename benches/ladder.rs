@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 #[allow(dead_code)]
+#[path = "../tests/support/prompt_cache.rs"]
+mod prompt_cache;
+#[allow(dead_code)]
 #[path = "../tests/support/rate_limited.rs"]
 mod rate_limited;
 #[allow(dead_code)]
@@ -107,6 +110,7 @@ fn main() {
         input_tokens_per_minute: 1e12,
         latency: Duration::ZERO,
         headers: false,
+        cache: false,
         answer: Arc::new(move |body: &Value| {
             let mut answer = invoice_answer(body);
             let small = body["model"] == SMALL;

@@ -18,6 +18,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 #[allow(dead_code)]
+#[path = "../tests/support/prompt_cache.rs"]
+mod prompt_cache;
+#[allow(dead_code)]
 #[path = "../tests/support/rate_limited.rs"]
 mod rate_limited;
 #[allow(dead_code)]
@@ -66,6 +69,7 @@ async fn measure(headers: bool, configure: impl FnOnce(Bulk<Client>) -> Bulk<Cli
         input_tokens_per_minute: 1e12,
         latency: Duration::from_millis(200),
         headers,
+        cache: false,
         answer: Arc::new(invoice_answer),
     })
     .await;

@@ -160,6 +160,7 @@ async fn a_journal_replays_every_rung_and_a_resumed_run_calls_no_model() {
 /// small model drops a line item every time, the large one reads it whole;
 /// the ladder's outcome is the large model's, priced at each model's
 /// `PriceTable::claude()` price.
+#[cfg(feature = "anthropic")]
 #[tokio::test]
 async fn over_http_the_ladder_climbs_from_a_small_model_to_a_large_one() {
     use crate::support::invoices::Invoice;
@@ -173,6 +174,7 @@ async fn over_http_the_ladder_climbs_from_a_small_model_to_a_large_one() {
         input_tokens_per_minute: 1e12,
         latency: std::time::Duration::ZERO,
         headers: false,
+        cache: false,
         answer: Arc::new(move |body: &Value| {
             let mut answer = invoice_answer(body);
             record.lock().unwrap().push(body["model"].as_str().unwrap().to_string());

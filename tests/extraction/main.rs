@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod caching;
 mod cost;
 mod documents;
 mod ladder;

@@ -21,6 +21,7 @@ fn metering(requests_per_minute: f64, headers: bool) -> Metering {
         input_tokens_per_minute: 1e12,
         latency: Duration::from_millis(20),
         headers,
+        cache: false,
         answer: Arc::new(invoice_answer),
     }
 }

@@ -5,6 +5,8 @@
 //! unused items are expected.
 #![allow(dead_code)]
 
+/// The invoices of the prompt-cache test and benchmark, and the stand-in's answers.
+pub mod cached_invoices;
 /// The scripted run with escalations the review desk's example and tests serve.
 #[cfg(feature = "desk")]
 pub mod desk_run;
@@ -16,6 +18,8 @@ pub mod invoices;
 /// A real PostgreSQL server in a temporary directory, for the shared journal.
 #[cfg(feature = "postgres")]
 pub mod postgres;
+/// The prompt cache as the Messages API bills it.
+pub mod prompt_cache;
 /// A Messages API stand-in on 127.0.0.1 that meters requests and input tokens per minute.
 pub mod rate_limited;
 /// The README's invoice types, exactly as its tour shows them.

@@ -5,8 +5,10 @@
 //! `anthropic-ratelimit-{requests,input-tokens}-{limit,remaining,reset}`
 //! (reset as RFC 3339: when the bucket is full again). Its own count of a
 //! request's input tokens (a quarter of the body's bytes) is what it
-//! meters and what its usage reports. Written apart from the client's
-//! pacer, which it judges.
+//! meters and what its usage reports; with `cache` on, the input is billed
+//! against the prompt cache of `prompt_cache.rs` (cache reads do not count
+//! toward the input limit). The output tokens are a quarter of the
+//! answer's bytes. Written apart from the client's pacer, which it judges.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -15,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
+use super::prompt_cache::{CacheUsage, PromptCache};
 use super::server::read_request;
 
 /// What the stand-in meters, and how it answers.
@@ -27,6 +30,8 @@ pub struct Metering {
     /// Whether replies state the limits in headers (a server that does not:
     /// vLLM, Ollama).
     pub headers: bool,
+    /// Whether input is billed against a prompt cache.
+    pub cache: bool,
     /// The tool input for a request's body.
     pub answer: Arc<dyn Fn(&Value) -> Value + Send + Sync>,
 }
@@ -76,6 +81,7 @@ struct Meter {
     input: Bucket,
     started: Instant,
     tally: Tally,
+    cache: PromptCache,
 }
 
 /// The stand-in, serving until the test ends.
@@ -102,6 +108,7 @@ impl RateLimited {
             },
             started: now,
             tally: Tally::default(),
+            cache: PromptCache::default(),
         }));
         let shared = meter.clone();
         tokio::spawn(async move {
@@ -110,9 +117,15 @@ impl RateLimited {
                 tokio::spawn(async move {
                     let Some(request) = read_request(&mut stream).await else { return };
                     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-                    let input_tokens = (request.body.len() / 4) as f64;
-                    let (admitted, limit_headers) = {
+                    let (admitted, limit_headers, usage) = {
                         let mut meter = meter.lock().unwrap();
+                        let usage = if metering.cache {
+                            meter.cache.bill(&body)
+                        } else {
+                            CacheUsage { uncached: request.body.len() as u64 / 4, ..CacheUsage::default() }
+                        };
+                        // Cache reads do not count toward the input limit.
+                        let input_tokens = (usage.uncached + usage.written) as f64;
                         let now = Instant::now();
                         let fits = meter.requests.level(now) >= 1.0 && meter.input.level(now) >= input_tokens;
                         if fits {
@@ -131,18 +144,20 @@ impl RateLimited {
                         } else {
                             String::new()
                         };
-                        (fits, headers)
+                        (fits, headers, usage)
                     };
                     let (status, extra, reply) = if admitted {
                         tokio::time::sleep(metering.latency).await;
                         let tool = body["tools"][0]["name"].as_str().unwrap_or("tool").to_string();
+                        let input = (metering.answer)(&body);
                         let reply = json!({
                             "id": "msg_limited", "type": "message", "role": "assistant",
                             "model": body["model"],
-                            "content": [{"type": "tool_use", "id": "toolu_1", "name": tool,
-                                         "input": (metering.answer)(&body)}],
+                            "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": input}],
                             "stop_reason": "tool_use",
-                            "usage": {"input_tokens": input_tokens as u64, "output_tokens": 40},
+                            "usage": {"input_tokens": usage.uncached, "output_tokens": input.to_string().len() / 4,
+                                      "cache_read_input_tokens": usage.read,
+                                      "cache_creation_input_tokens": usage.written},
                         });
                         ("200 OK", String::new(), reply)
                     } else {
