@@ -7,7 +7,7 @@
 //! accuracy (valid and equal to the truth), wrong accepted (valid and not
 //! equal), escalated, calls to each model, and cost at `PriceTable::claude()`
 //! prices (the stand-in counts a quarter of a request's bytes as its input
-//! tokens and answers 40 output tokens).
+//! tokens, and a quarter of its answer's as output tokens).
 //!
 //! `cargo bench --bench ladder`
 
