@@ -98,7 +98,9 @@ fn main() {
     println!("|---:|---|---:|---:|---:|---:|---:|");
     let patch_tool = serde_json::to_string(&extract::run::patch_tool()).unwrap().len() / 4;
     let record_tool = serde_json::to_string(&<Invoice as extract::Extractable>::tool()).unwrap().len() / 4;
-    println!("the invoice's tool: {record_tool} tokens; the patch tool: {patch_tool} tokens (a quarter of their JSON's bytes)\n");
+    println!(
+        "the invoice's tool: {record_tool} tokens; the patch tool: {patch_tool} tokens (a quarter of their JSON's bytes)\n"
+    );
     for items in [20, 150] {
         for (name, corrections) in [("full", Corrections::Full), ("patch", Corrections::Patch)] {
             let f = runtime.block_on(measure(items, corrections));

@@ -90,6 +90,11 @@ fn every_rung_failing_escalates_with_the_whole_chain_each_entry_naming_its_model
     let models: Vec<&Value> = packet["error_chain"].as_array().unwrap().iter().map(|a| &a["model"]).collect();
     assert_eq!(models, [&json!("small"), &json!("small"), &json!("large"), &json!("large")]);
     assert_eq!(outcome.attempts(), 4);
+    // The report's escalation row names the model that answered last.
+    let mut stats = Stats::new();
+    stats.record(&outcome);
+    let html = extract::report::Report::new(&stats).outcome("r-1", &outcome).html();
+    assert!(html.contains("last: large"), "{html}");
 }
 
 #[test]

@@ -278,7 +278,12 @@ impl Report<'_> {
                                 tr data-document=(id) {
                                     td { code { (id) } }
                                     td { span class={ "reason " (escalation.reason) } { (escalation.reason) } }
-                                    td class="num" { (escalation.attempts()) }
+                                    td class="num" {
+                                        (escalation.attempts())
+                                        @if escalation.rung > 0 && let Some(model) = &escalation.model {
+                                            br; span class="muted" { "last: " (model) }
+                                        }
+                                    }
                                     td { (failing_fields(escalation)) }
                                     td {
                                         @match &escalation.fix_hint {
@@ -569,15 +574,23 @@ fn models(stats: &Stats) -> Markup {
         section id="models" {
             h2 { "By model" }
             table {
-                thead { tr { th { "model" } th { "attempts" } th { "settled" } th { "tokens" } th { "cost" } } }
+                thead {
+                    tr {
+                        th { "model" }
+                        th class="num" { "attempts" }
+                        th class="num" { "settled" }
+                        th class="num" { "tokens" }
+                        th class="num" { "cost" }
+                    }
+                }
                 tbody {
                     @for (name, spend) in models {
                         tr data-model=(name) {
                             td { code { (name) } }
-                            td class="number" { (spend.attempts) }
-                            td class="number" { (spend.settled) }
-                            td class="number" { (spend.usage.total()) }
-                            td class="number" {
+                            td class="num" { (spend.attempts) }
+                            td class="num" { (spend.settled) }
+                            td class="num" { (spend.usage.total()) }
+                            td class="num" {
                                 @if spend.unpriced == 0 { (format!("${:.4}", spend.cost)) } @else { "unknown" }
                             }
                         }
