@@ -11,6 +11,7 @@ use std::time::Duration;
 use extract::anthropic::Client;
 use extract::bulk::Limits;
 use extract::{Bulk, Extractor};
+use serde_json::json;
 
 use crate::support::invoices::{Invoice, marked_invoices};
 use crate::support::rate_limited::{Metering, RateLimited, invoice_answer};
@@ -70,4 +71,49 @@ async fn an_unpaced_run_meets_the_limit() {
     let server = RateLimited::start(metering(PER_MINUTE, true)).await;
     let _report = run(&server, |bulk| bulk.pace(false)).await;
     assert!(server.tally().refused > 0, "the stand-in did not bind: {:?}", server.tally());
+}
+
+/// A 429 pauses every task of the run; when the pause is over they resume
+/// spread out over a second, not as one burst that meets the limit again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tasks_a_429_paused_resume_spread_out() {
+    use crate::support::server::{Server, Step, reply};
+
+    const TASKS: usize = 8;
+    let refused = || {
+        let body = json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}});
+        reply(429, &[("retry-after", "1")], body.to_string())
+    };
+    let answered = || {
+        let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "invoice",
+                         "input": {"line_items": [{"amount": 1.0}], "total": 1.0}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 10}});
+        reply(200, &[], body.to_string())
+    };
+    let script: Vec<Step> = (0..TASKS).map(|_| refused()).chain((0..TASKS).map(|_| answered())).collect();
+    let server = Server::start(script).await;
+    let documents: Vec<extract::Document> =
+        (0..TASKS).map(|i| extract::Document::text(format!("total {i}")).with_id(format!("d-{i}"))).collect();
+    let report = Bulk::new(Extractor::new(client(&server.base_url)))
+        .concurrency(TASKS)
+        .pace(false)
+        .run::<Invoice>(documents)
+        .await
+        .unwrap();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2 * TASKS);
+    let first_refused = requests[..TASKS].iter().map(|r| r.at).min().unwrap();
+    let resumed: Vec<std::time::Instant> = requests[TASKS..].iter().map(|r| r.at).collect();
+    let (earliest, latest) = (*resumed.iter().min().unwrap(), *resumed.iter().max().unwrap());
+    // Every task waited out the server's second ...
+    assert!(
+        earliest.duration_since(first_refused) >= Duration::from_millis(900),
+        "{:?}",
+        earliest - first_refused
+    );
+    // ... and they came back over a span, not at once (8 draws over a second
+    // all within 150 ms: about 1 in 100,000).
+    assert!(latest.duration_since(earliest) >= Duration::from_millis(150), "{:?}", latest - earliest);
 }

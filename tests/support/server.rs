@@ -23,6 +23,8 @@ pub struct Received {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// When the whole request had arrived.
+    pub at: std::time::Instant,
 }
 
 impl Received {
@@ -72,7 +74,7 @@ pub async fn read_request(stream: &mut TcpStream) -> Option<Received> {
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    Some(Received { method, path, headers, body })
+    Some(Received { method, path, headers, body, at: std::time::Instant::now() })
 }
 
 /// What the scripted server does with one request.

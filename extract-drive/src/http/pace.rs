@@ -511,4 +511,25 @@ mod tests {
         assert!((93.0..93.1).contains(&level), "{level}");
         drop(third);
     }
+
+    #[tokio::test]
+    async fn output_is_reserved_from_max_tokens_and_input_calibrated_by_the_reply() {
+        let pacer = Pacer::default();
+        let demand = Demand { model: "m", max_output_tokens: 1_000 };
+        let limits = Limits::per_minute().output_tokens(2_000).input_tokens(100_000);
+        let level = |limit: Limit| {
+            pacer.with("m", |model| model.buckets[limit as usize].unwrap().level_at(Instant::now()))
+        };
+        let first = pacer.reserve(demand, 4_000, &limits).await;
+        // 2,000 less the 5% margin, less max_tokens; the input estimated at
+        // the first guess of tokens per byte.
+        assert!((900.0..901.0).contains(&level(Limit::OutputTokens)), "{}", level(Limit::OutputTokens));
+        assert!((93_600.0..93_601.0).contains(&level(Limit::InputTokens)), "{}", level(Limit::InputTokens));
+        // The reply used 100 output tokens, and 800 input plus 200 written to the cache.
+        first.settle(&Usage::new(800, 100).with_cache(5_000, 200));
+        assert!((1_800.0..1_801.0).contains(&level(Limit::OutputTokens)), "{}", level(Limit::OutputTokens));
+        assert!((94_000.0..94_001.0).contains(&level(Limit::InputTokens)), "{}", level(Limit::InputTokens));
+        // Cache reads do not count: a quarter of a token per byte from now on.
+        assert_eq!(pacer.with("m", |model| model.tokens_per_byte()), 0.25);
+    }
 }
