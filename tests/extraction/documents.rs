@@ -67,6 +67,28 @@ fn each_sourced_value_has_its_quote_and_its_bytes_in_the_document() {
 }
 
 #[test]
+fn a_quote_on_a_text_with_pages_says_its_page() {
+    // A PDF's text layer separates pages with form feeds.
+    let layer =
+        "Receipt\nVendor: ACME Corp\n\u{c}Page 2\nTotal due: 1 250.00 €\n\u{c}Page 3\nItem: Crème brûlée";
+    let scan = Document::pdf(b"%PDF-1.4".to_vec()).with_text_layer(layer);
+    let outcome = Extractor::new(Scripted::new([output()])).extract_blocking::<Receipt>(scan).unwrap();
+    // The report shows the page beside the bytes.
+    let stats = extract::Stats::new();
+    let html = extract::report::Report::new(&stats).outcome("r-1", &outcome).html();
+    assert!(html.contains("page 3, bytes"), "{html}");
+    let receipt = valid(outcome);
+    let pages: Vec<Option<u32>> = receipt.sources().iter().map(|s| s.page).collect();
+    assert_eq!(pages, [Some(1), Some(2), Some(3)]);
+    let packet = serde_json::to_value(&receipt).unwrap();
+    assert_eq!(packet["sources"][2]["page"], 3);
+    // Text without form feeds has no pages: `"page": null`.
+    let plain = valid(Extractor::new(Scripted::new([output()])).extract_blocking::<Receipt>(TEXT).unwrap());
+    assert!(plain.sources().iter().all(|s| s.page.is_none()));
+    assert!(serde_json::to_value(&plain).unwrap()["sources"][0]["page"].is_null());
+}
+
+#[test]
 fn a_type_without_sourced_values_has_no_sources_key() {
     let outcome =
         Extractor::new(Scripted::new([json!({"total": 5.0})])).extract_blocking::<Plain>("Total 5").unwrap();

@@ -56,7 +56,7 @@ use crate::{Segment, Source, Usage, Violation, Violations};
 ///     "attempts": 1,
 ///     "model": "scripted",
 ///     "cost": 0.0045,
-///     "sources": [{"path": "number", "quote": "Receipt R-1", "start": 0, "end": 11, "verified": true}]
+///     "sources": [{"path": "number", "quote": "Receipt R-1", "start": 0, "end": 11, "page": null, "verified": true}]
 /// }));
 ///
 /// let escalated = extractor(vec![answer(-4.5), answer(-4.5)]).extract_blocking::<Receipt>(document)?;

@@ -4,6 +4,7 @@
 //! in the crate.
 
 mod document;
+pub mod pages;
 mod path;
 mod reply;
 mod source;

@@ -23,13 +23,22 @@ pub struct Source {
     pub quote: String,
     /// The byte range of the quote in the document's text; `None` when unverified.
     pub span: Option<Range<usize>>,
+    /// The page (1-based) the quote starts on, where the text has pages
+    /// (form feeds, as a PDF's text layer does); `None` otherwise.
+    pub page: Option<u32>,
 }
 
 impl Source {
     /// The provenance of the value at `path`: its `quote`, found at `span`
     /// of the document's text (`None`: unverified).
     pub fn new(path: FieldPath, quote: impl Into<String>, span: Option<Range<usize>>) -> Source {
-        Source { path, quote: quote.into(), span }
+        Source { path, quote: quote.into(), span, page: None }
+    }
+
+    /// The same source, on page `page` (1-based).
+    pub fn on_page(mut self, page: Option<u32>) -> Source {
+        self.page = page;
+        self
     }
 
     /// Whether the quote was found in the document's text.
@@ -39,14 +48,15 @@ impl Source {
 }
 
 impl Serialize for Source {
-    /// `{"path", "quote", "start", "end", "verified"}`; `start` and `end` are
-    /// `null` when unverified.
+    /// `{"path", "quote", "start", "end", "page", "verified"}`; `start`
+    /// and `end` are `null` when unverified, `page` when the text has no pages.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_struct("Source", 5)?;
+        let mut out = s.serialize_struct("Source", 6)?;
         out.serialize_field("path", &self.path)?;
         out.serialize_field("quote", &self.quote)?;
         out.serialize_field("start", &self.span.as_ref().map(|r| r.start))?;
         out.serialize_field("end", &self.span.as_ref().map(|r| r.end))?;
+        out.serialize_field("page", &self.page)?;
         out.serialize_field("verified", &self.verified())?;
         out.end()
     }

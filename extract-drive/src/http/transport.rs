@@ -486,7 +486,11 @@ impl Transport {
                 });
             }
             let Settings { backoff_initial, backoff_max, .. } = self.settings;
-            let wait = retry::delay(retry, server_delay, backoff_initial, backoff_max, fastrand::f64());
+            let mut wait = retry::delay(retry, server_delay, backoff_initial, backoff_max, fastrand::f64());
+            if matches!(failure, Failure::Api { status: 429 | 529, .. }) {
+                // Every task this pause holds comes back at its own moment.
+                wait += RESUME_SPREAD.mul_f64(fastrand::f64());
+            }
             retry += 1;
             warn!(
                 retry,

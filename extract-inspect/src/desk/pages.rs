@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::form::{self, BLANK_ROWS, Field, Input};
 use crate::validate::check::locate_quote;
+use crate::vocabulary::pages::Pages;
 use crate::vocabulary::text::shorten;
 use crate::{Content, Document, Segment, Violation, Violations};
 use extract_drive::journal::Waiting;
@@ -456,7 +457,10 @@ impl DocumentPage<'_> {
                         @for (i, quote) in quotes.iter().enumerate() {
                             @let (class, said) = match (&quote.span, text) {
                                 (_, None) => ("unverified", "unverified: no text to check it against".to_string()),
-                                (Some(span), Some(_)) => ("found", format!("found at bytes {}–{}", span.start, span.end)),
+                                (Some(span), Some(text)) => ("found", match Pages::of(text) {
+                                    Some(pages) => format!("found on page {} at bytes {}–{}", pages.page_at(span.start), span.start, span.end),
+                                    None => format!("found at bytes {}–{}", span.start, span.end),
+                                }),
                                 (None, Some(_)) => ("missing", "not found in the document".to_string()),
                             };
                             li id={ "quote-" (i) } class=(class) {

@@ -556,9 +556,10 @@ fn more_rows(left_out: usize, noun: &str, columns: usize) -> Markup {
 }
 
 fn span(source: &Source) -> String {
-    match &source.span {
-        Some(range) => format!("bytes {}..{}", range.start, range.end),
-        None => "unverified".to_string(),
+    match (&source.span, source.page) {
+        (Some(range), Some(page)) => format!("page {page}, bytes {}..{}", range.start, range.end),
+        (Some(range), None) => format!("bytes {}..{}", range.start, range.end),
+        (None, _) => "unverified".to_string(),
     }
 }
 

@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use crate::schema::TypeInfo;
 use crate::schema::{CheckMeta, Shape};
+use crate::vocabulary::pages::Pages;
 use crate::{Code, FieldPath, Layer, Segment, Source, Sourced, Violation};
 
 use super::EvalError;
@@ -21,6 +22,8 @@ pub struct Audit<'d> {
     /// PDF without a text layer), and quotes cannot be verified.
     text: Option<&'d str>,
     normalized: OnceCell<Normalized>,
+    /// The text's pages, found at the first quote that holds.
+    pages: OnceCell<Option<Pages>>,
     path: Vec<Segment>,
     violations: Vec<Violation>,
     sources: Vec<Source>,
@@ -33,6 +36,7 @@ impl<'d> Audit<'d> {
         Audit {
             text,
             normalized: OnceCell::new(),
+            pages: OnceCell::new(),
             path: Vec::new(),
             violations: Vec::new(),
             sources: Vec::new(),
@@ -204,7 +208,13 @@ impl<'d> Audit<'d> {
         let Some(mut message) = failure else {
             let span = found.flatten();
             let path = self.here(&[]);
-            self.sources.push(Source { path, quote: quote.to_string(), span });
+            let page = match (self.text, &span) {
+                (Some(text), Some(span)) => {
+                    self.pages.get_or_init(|| Pages::of(text)).as_ref().map(|pages| pages.page_at(span.start))
+                }
+                _ => None,
+            };
+            self.sources.push(Source::new(path, quote, span).on_page(page));
             return;
         };
         // What the document holds decides what the failure means.
