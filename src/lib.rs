@@ -124,11 +124,11 @@ pub mod telemetry;
 /// They are re-exported here so that rustc names them by this path.
 pub mod requirements {
     /// The schema trait every extracted type derives (from `schemars`).
-    pub use extract_core::__private_v1::schemars::JsonSchema;
-    pub use extract_core::__private_v1::{
-        Audited, Compare, Computed, Hop, IsMany, IsOne, Many, Meet, NotAnObject, Number, ObjectContent,
-        ObjectRoot, One, StepHop, Stop, Sum, Summable, compare, kind, require_extractable, require_hop,
-        require_many, require_object_content,
+    pub use extract_core::__private_v2::schemars::JsonSchema;
+    pub use extract_core::__private_v2::{
+        Anchored, Audited, Compare, Computed, Hop, IsMany, IsOne, Many, Meet, NotAnObject, Number,
+        ObjectContent, ObjectRoot, One, StepHop, Stop, Sum, Summable, compare, kind, require_anchored,
+        require_extractable, require_hop, require_many, require_object_content,
     };
 }
 
@@ -197,4 +197,4 @@ pub use extract_anthropic as anthropic;
 pub use extract_openai as openai;
 
 #[doc(hidden)]
-pub use extract_core::__private_v1;
+pub use extract_core::__private_v2;

@@ -6,7 +6,7 @@
 //! Two things cross from the derive to the runtime:
 //!
 //! 1. **A path.** Generated code reaches the runtime only through the hidden
-//!    module [`HIDDEN_MODULE`] of the facade crate (`::extract::__private_v1`).
+//!    module [`HIDDEN_MODULE`] of the facade crate (`::extract::__private_v2`).
 //!    Its name carries the contract's version, so a derive and a runtime that
 //!    speak different versions fail to compile ("could not find
 //!    `__private_v2` in `extract`") instead of misreading each other at run
@@ -37,8 +37,9 @@
 //! ```text
 //! fields       = [ field { ITEM field } ]
 //! field        = flags rust-name PATH [ json-name ]      ; json-name omitted when equal to rust-name
-//! flags        = 'a' ..= 'h'                             ; 'a' + 1 if required + 2 if recoverable
+//! flags        = 'a' ..= 'p'                             ; 'a' + 1 if required + 2 if recoverable
 //!                                                        ;     + 4 if typed (its shape is the next one)
+//!                                                        ;     + 8 if gathered window by window
 //!
 //! checks       = [ check { CHECK check } ]
 //! check        = rule PART atoms PART paths PART opt(tolerance) PART opt(message)
@@ -60,8 +61,8 @@
 use std::fmt;
 
 /// The hidden module of the facade crate that generated code names
-/// (`::extract::__private_v1`), versioned with this contract.
-pub const HIDDEN_MODULE: &str = "__private_v1";
+/// (`::extract::__private_v2`), versioned with this contract.
+pub const HIDDEN_MODULE: &str = "__private_v2";
 
 /// Marks a field path inside a [`Rule`]'s text.
 pub const PATH_MARK: char = '\u{1}';
@@ -121,6 +122,8 @@ pub struct Field<'a> {
     /// Whether the field's shape is given (the next of the type's shapes);
     /// else the field is plain data.
     pub typed: bool,
+    /// Whether the field is gathered window by window (`#[extract(per_window)]`).
+    pub per_window: bool,
 }
 
 /// Encodes a type's fields (see the grammar).
@@ -130,7 +133,10 @@ pub fn encode_fields(fields: &[Field<'_>]) -> String {
         if i > 0 {
             out.push(ITEM_MARK);
         }
-        let flags = u8::from(field.required) + 2 * u8::from(field.recoverable) + 4 * u8::from(field.typed);
+        let flags = u8::from(field.required)
+            + 2 * u8::from(field.recoverable)
+            + 4 * u8::from(field.typed)
+            + 8 * u8::from(field.per_window);
         out.push(char::from(b'a' + flags));
         out.push_str(field.rust_name);
         out.push(PATH_MARK);
@@ -146,7 +152,7 @@ pub fn decode_fields(text: &str) -> Result<Vec<Field<'_>>, Malformed> {
     items(text, ITEM_MARK)
         .map(|field| {
             let flags = match field.as_bytes()[0] {
-                flag @ b'a'..=b'h' => flag - b'a',
+                flag @ b'a'..=b'p' => flag - b'a',
                 _ => return Err(Malformed("a field's flags")),
             };
             let (rust_name, json_name) =
@@ -160,6 +166,7 @@ pub fn decode_fields(text: &str) -> Result<Vec<Field<'_>>, Malformed> {
                 required: flags & 1 != 0,
                 recoverable: flags & 2 != 0,
                 typed: flags & 4 != 0,
+                per_window: flags & 8 != 0,
             })
         })
         .collect()
@@ -399,15 +406,16 @@ mod tests {
 
     proptest! {
         #[test]
-        fn fields_round_trip(fields in proptest::collection::vec((word(), proptest::option::of(word()), any::<[bool; 3]>()), 0..6)) {
+        fn fields_round_trip(fields in proptest::collection::vec((word(), proptest::option::of(word()), any::<[bool; 4]>()), 0..6)) {
             let fields: Vec<Field<'_>> = fields
                 .iter()
-                .map(|(rust, json, [required, recoverable, typed])| Field {
+                .map(|(rust, json, [required, recoverable, typed, per_window])| Field {
                     rust_name: rust,
                     json_name: json.as_deref().unwrap_or(rust),
                     required: *required,
                     recoverable: *recoverable,
                     typed: *typed,
+                    per_window: *per_window,
                 })
                 .collect();
             let text = encode_fields(&fields);
@@ -466,6 +474,6 @@ mod tests {
     fn the_marks_are_the_four_control_characters() {
         assert!(('\u{1}'..='\u{4}').all(is_mark));
         assert!(!is_mark('\u{0}') && !is_mark('\u{5}') && !is_mark('a'));
-        assert!(same_text(HIDDEN_MODULE, "__private_v1") && !same_text("a", "b") && !same_text("a", "ab"));
+        assert!(same_text(HIDDEN_MODULE, "__private_v2") && !same_text("a", "b") && !same_text("a", "ab"));
     }
 }

@@ -34,18 +34,18 @@ pub use vocabulary::{
     Usage, Violation, Violations, quote_prefix,
 };
 
-/// Items the derive's generated code reaches through `::extract::__private_v1`:
+/// Items the derive's generated code reaches through `::extract::__private_v2`:
 /// hidden plumbing, not public API. Its name is the contract's version
 /// (`extract_contract::HIDDEN_MODULE`, which the assertion below ties it
 /// to), so a derive of another version fails to compile against this runtime.
 #[doc(hidden)]
-pub mod __private_v1 {
+pub mod __private_v2 {
     pub use crate::__derived_items as derived_items;
     pub use crate::schema::{CheckMeta, FieldInfo, Shape, Tagging, TypeInfo, Variant, VariantContent};
     pub use crate::validate::check::*;
     pub use crate::validate::{
-        Extractable, ObjectContent, ObjectRoot, generic_info, require_extractable, require_nested,
-        require_object_content,
+        Anchored, Extractable, ObjectContent, ObjectRoot, generic_info, require_anchored,
+        require_extractable, require_nested, require_object_content,
     };
     pub use crate::vocabulary::Segment;
     pub use crate::{
@@ -59,6 +59,6 @@ pub mod __private_v1 {
 }
 
 const _: () = assert!(
-    extract_contract::same_text(extract_contract::HIDDEN_MODULE, "__private_v1"),
-    "the hidden module's name is the contract's version: rename `__private_v1` with it"
+    extract_contract::same_text(extract_contract::HIDDEN_MODULE, "__private_v2"),
+    "the hidden module's name is the contract's version: rename `__private_v2` with it"
 );

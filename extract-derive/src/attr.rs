@@ -27,6 +27,8 @@ pub struct ContainerExtract {
 #[derive(Default)]
 pub struct FieldExtract {
     pub recoverable: Option<Spanned<bool>>,
+    /// Where `per_window` is written, if it is.
+    pub per_window: Option<Span>,
 }
 
 /// What `#[serde(...)]` on a struct or enum says, as far as the model's view goes.
@@ -61,7 +63,7 @@ pub struct FieldSerde {
 }
 
 const CONTAINER_EXTRACT_KEYS: [&str; 2] = ["name", "description"];
-const FIELD_EXTRACT_KEYS: [&str; 1] = ["recoverable"];
+const FIELD_EXTRACT_KEYS: [&str; 2] = ["recoverable", "per_window"];
 
 /// Serde keys that change the shape the model must produce in ways the
 /// derive cannot mirror faithfully, with the reason.
@@ -210,6 +212,13 @@ pub fn container_extract(attrs: &[Attribute], errors: &mut Errors) -> ContainerE
                 );
                 skip_value(meta)?;
             }
+            "per_window" => {
+                errors.spanned(
+                    &meta.path,
+                    "`per_window` is a field tag: put `#[extract(per_window)]` on the list gathered window by window",
+                );
+                skip_value(meta)?;
+            }
             _ => {
                 errors.spanned(
                     &meta.path,
@@ -239,6 +248,14 @@ pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
             {
                 out.recoverable = Some(Spanned { value: b.value, span: meta.path.span() });
             }
+        } else if key == "per_window" {
+            let fresh = seen.first_time(meta, "per_window", errors);
+            if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                errors.spanned(&meta.path, "`per_window` takes no value: write `#[extract(per_window)]`");
+                skip_value(meta)?;
+            } else if fresh {
+                out.per_window = Some(meta.path.span());
+            }
         } else {
             let hint = if CONTAINER_EXTRACT_KEYS.contains(&key.as_str()) {
                 format!("; `{key}` belongs on the struct")
@@ -247,7 +264,9 @@ pub fn field_extract(attrs: &[Attribute], errors: &mut Errors) -> FieldExtract {
             };
             errors.spanned(
                 &meta.path,
-                format!("unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable`){hint}"),
+                format!(
+                    "unknown key `{key}` in `#[extract(...)]` on a field (expected `recoverable` or `per_window`){hint}"
+                ),
             );
             skip_value(meta)?;
         }

@@ -85,6 +85,8 @@ pub struct Field {
     pub recoverable: bool,
     /// Where `#[extract(recoverable = ...)]` is written, if it is.
     pub recoverable_tag: Option<Span>,
+    /// Under `#[extract(per_window)]`: where it is written.
+    pub per_window: Option<Span>,
     /// Written as `Option<..>`.
     pub is_option: bool,
     /// Under `#[serde(default)]` (on the field or the struct).
@@ -110,7 +112,8 @@ impl Container {
         let (fields, checks, form) = match &input.data {
             Data::Struct(s) => match &s.fields {
                 Fields::Named(named) => {
-                    let fields = named_fields(named, serde.rename_all, serde.default, errors);
+                    let generic = !input.generics.params.is_empty();
+                    let fields = named_fields(named, serde.rename_all, serde.default, generic, errors);
                     let checks = check::parse_all(&input.attrs, Some(&fields), errors);
                     (fields, checks, Form::Struct)
                 }
@@ -222,6 +225,7 @@ fn named_fields(
     named: &syn::FieldsNamed,
     rename_all: Option<RenameRule>,
     container_default: bool,
+    generic: bool,
     errors: &mut Errors,
 ) -> Vec<Field> {
     let mut fields = Vec::new();
@@ -243,6 +247,20 @@ fn named_fields(
             .unwrap_or_else(|| rename_all.map_or(rust_name.clone(), |r| r.apply_to_field(&rust_name)));
         let is_option = is_option(&field.ty);
         let defaulted = field_serde.default.is_some() || container_default;
+        if let Some(span) = field_extract.per_window {
+            if generic {
+                errors.at(span, "`per_window` on a generic struct is not supported: name the item type");
+            } else if crate::emit::written_as(&field.ty, "Vec").is_none() {
+                let ty = &field.ty;
+                errors.at(
+                    span,
+                    format!(
+                        "`per_window` gathers a list window by window: it goes on a `Vec` of items, and `{}` is not one",
+                        quote::quote!(#ty).to_string().replace(' ', "")
+                    ),
+                );
+            }
+        }
         fields.push(Field {
             ident,
             rust_name,
@@ -252,6 +270,7 @@ fn named_fields(
             required: !is_option && !defaulted && !field_serde.skip,
             recoverable: field_extract.recoverable.as_ref().is_none_or(|tag| tag.value),
             recoverable_tag: field_extract.recoverable.map(|tag| tag.span),
+            per_window: field_extract.per_window,
             is_option,
             defaulted,
             shape: Shape::of(&field.ty).map_err(Clone::clone),
@@ -273,6 +292,9 @@ fn elements(unnamed: &syn::FieldsUnnamed, errors: &mut Errors) -> Vec<Element> {
                     tag.span,
                     "`recoverable` tags a named field, whose absence the model can report; an unnamed field is never absent on its own",
                 );
+            }
+            if let Some(span) = tagged.per_window {
+                errors.at(span, "`per_window` tags a named field of the extracted struct: a `Vec` of items");
             }
             let serde = attr::field_serde(&field.attrs, errors);
             if serde.skip || serde.default.is_some() || serde.has_custom_deserializer {
@@ -308,7 +330,11 @@ fn variant(
     let checks_written = variant.attrs.iter().filter(|a| a.path().is_ident("check"));
     let kind = match &variant.fields {
         Fields::Named(named) => {
-            let fields = named_fields(named, serde.rename_all.or(rename_all_fields), false, errors);
+            let fields = named_fields(named, serde.rename_all.or(rename_all_fields), false, false, errors);
+            // Lists are gathered window by window on the extracted struct only.
+            for span in fields.iter().filter_map(|f| f.per_window) {
+                errors.at(span, "`per_window` tags a list of the extracted struct, not of an enum's variant");
+            }
             let checks = check::parse_all(&variant.attrs, Some(&fields), errors);
             VariantKind::Struct { fields, checks }
         }

@@ -63,8 +63,11 @@ fn structure(container: &Container) -> TokenStream {
         quote!(#ident #binding)
     });
 
+    let per_window = per_window_lists(container);
+    let anchored = anchored(container);
     if generic {
-        return generic_structure(container, audit, &fields, &checks);
+        let generic = generic_structure(container, audit, &fields, &checks);
+        return quote!(#generic #anchored #per_window);
     }
     // The items the checks and fields do not shape are written by the
     // runtime's `derived_items!` (see there): rustc expands it itself.
@@ -88,6 +91,45 @@ fn structure(container: &Container) -> TokenStream {
         // extraction); written by the derive itself, so the error comes
         // from the derive's expansion and names no hidden macro.
         const _: () = #p::require_extractable::<#ty>();
+        #anchored
+        #per_window
+    }
+}
+
+/// `impl Anchored` for a struct with a `Sourced` field (by its written
+/// type), whose quote can anchor it in a list gathered window by window.
+fn anchored(container: &Container) -> Option<TokenStream> {
+    let p = private();
+    let sourced =
+        container.fields.iter().filter(|f| !f.skipped).any(|f| written_as(&f.ty, "Sourced").is_some());
+    let ty = &container.ident;
+    let (impl_generics, ty_generics, where_clause) = container.generics.split_for_impl();
+    sourced.then(|| quote!(#[automatically_derived] impl #impl_generics #p::Anchored for #ty #ty_generics #where_clause {}))
+}
+
+/// For each `#[extract(per_window)]` list (a `Vec`, as the container
+/// checked), the demand that its items are anchored, at the attribute.
+fn per_window_lists(container: &Container) -> TokenStream {
+    let p = private();
+    container
+        .fields
+        .iter()
+        .filter_map(|f| Some((written_as(&f.ty, "Vec")?, f.per_window?)))
+        .map(|(item, span)| {
+            let item = lower::respan_to(quote!(#item), quote::quote_spanned!(span=> per_window));
+            quote::quote_spanned!(span=> const _: () = #p::require_anchored::<#item>();)
+        })
+        .collect()
+}
+
+/// The one type argument of `ty` when it is written as `name<T>`.
+pub fn written_as<'t>(ty: &'t syn::Type, name: &str) -> Option<&'t syn::Type> {
+    let syn::Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last().filter(|segment| segment.ident == name)?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.iter().collect::<Vec<_>>().as_slice() {
+        [syn::GenericArgument::Type(item)] => Some(item),
+        _ => None,
     }
 }
 

@@ -34,6 +34,7 @@ pub fn fields<'a>(fields: impl Iterator<Item = &'a Field>) -> String {
             required: f.required,
             recoverable: f.recoverable,
             typed: is_typed(f),
+            per_window: f.per_window.is_some(),
         })
         .collect();
     extract_contract::encode_fields(&described)

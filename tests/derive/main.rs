@@ -15,6 +15,7 @@ mod generics;
 mod metaschema;
 mod nested_containers;
 mod newtypes;
+mod per_window;
 mod seed_checks;
 mod tool_snapshots;
 mod type_aliases;

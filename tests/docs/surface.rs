@@ -57,7 +57,7 @@ fn the_root_holds_at_most_thirty_items_a_program_writes() {
             }
         }
     }
-    let modules = ["testing", "eval", "desk", "anthropic", "openai", "__private_v1"];
+    let modules = ["testing", "eval", "desk", "anthropic", "openai", "__private_v2"];
     let items: Vec<String> = exported
         .into_iter()
         .map(|name| name.rsplit(" as ").next().unwrap().to_string())

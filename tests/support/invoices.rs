@@ -42,15 +42,14 @@ pub fn packets<T: Serialize>(report: &BulkReport<T>) -> Vec<String> {
     report.outcomes.values().map(|o| serde_json::to_string(o).unwrap()).collect()
 }
 
-/// A journal path of its own for test `name` of `suite`, with no file yet.
+/// A journal path of its own for test `name` of `suite`, in an empty directory.
 pub fn temp_journal(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("extract-{suite}-{}-{name}", std::process::id()));
+    // A directory of its own, empty: an earlier process with the same id
+    // (ids are reused) may have left files in it.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("run.db");
-    for leftover in ["run.db", "run.db-wal", "run.db-shm", "run.db.lock"] {
-        let _ = std::fs::remove_file(dir.join(leftover));
-    }
-    path
+    dir.join("run.db")
 }
 
 /// The replies a journal holds (0 when there is no journal yet), read as

@@ -16,7 +16,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
-use extract::__private_v1::TypeInfo;
+use extract::__private_v2::TypeInfo;
 use extract_core::structure::StructureValidator;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -14,6 +14,7 @@ mod prompt;
 mod retries;
 pub mod review;
 mod stats;
+pub mod windows;
 
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
 pub use patch::{Corrections, PATCH_TOOL, apply_patch, patch_tool};
@@ -24,3 +25,4 @@ pub use retries::{Retries, RetriesError};
 pub use review::review;
 pub use stats::{Dominant, Stats};
 pub use stats::{Facts, ModelSpend, ParetoRow, Spend, percent};
+pub use windows::{Window, Windows};

@@ -131,7 +131,7 @@ impl TypeInfo {
     /// A type's description with typed fields and no checks.
     ///
     /// ```
-    /// use extract_core::__private_v1::{FieldInfo, Shape, TypeInfo};
+    /// use extract_core::__private_v2::{FieldInfo, Shape, TypeInfo};
     ///
     /// static NOTE: TypeInfo =
     ///     TypeInfo::new("Note", "note", "Record one note.", &[FieldInfo::new("title", "title", true, true, &Shape::Leaf)]);
@@ -158,7 +158,7 @@ impl TypeInfo {
     /// of each field the encoding marks typed, in order (the others are leaves).
     ///
     /// ```
-    /// use extract_core::__private_v1::{Shape, TypeInfo};
+    /// use extract_core::__private_v2::{Shape, TypeInfo};
     ///
     /// static NOTE: TypeInfo =
     ///     TypeInfo::derived("Note", "note", "", "dtitle\u{1}\u{2}cby\u{1}author", &[], "");
@@ -299,7 +299,9 @@ impl TypeInfo {
                                     .unwrap_or_else(|| malformed(Malformed("a shape per typed field"))),
                                 false => &Shape::Leaf,
                             };
-                            FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape)
+                            let field =
+                                FieldInfo::new(f.rust_name, f.json_name, f.required, f.recoverable, shape);
+                            if f.per_window { field.gathered_per_window() } else { field }
                         })
                         .collect();
                     if shapes.next().is_some() {
@@ -329,6 +331,8 @@ pub struct FieldInfo {
     /// How the field's type holds values: the containers it passes through
     /// and what sits inside them.
     pub shape: &'static Shape,
+    /// Whether the list is gathered window by window (`#[extract(per_window)]`).
+    pub per_window: bool,
 }
 
 impl FieldInfo {
@@ -340,7 +344,13 @@ impl FieldInfo {
         recoverable: bool,
         shape: &'static Shape,
     ) -> FieldInfo {
-        FieldInfo { rust_name, json_name, required, recoverable, shape }
+        FieldInfo { rust_name, json_name, required, recoverable, shape, per_window: false }
+    }
+
+    /// The same field, gathered window by window.
+    pub const fn gathered_per_window(mut self) -> FieldInfo {
+        self.per_window = true;
+        self
     }
 }
 
@@ -464,6 +474,26 @@ impl FieldInfo {
 }
 
 impl TypeInfo {
+    /// The lists gathered window by window (`#[extract(per_window)]`), each
+    /// with its items' anchor: the JSON name of the item's first `Sourced`
+    /// field, whose quote says which window owns the item.
+    pub fn per_window(&'static self) -> Vec<(&'static FieldInfo, &'static str)> {
+        self.fields()
+            .iter()
+            .filter(|field| field.per_window)
+            .filter_map(|field| {
+                let Shape::Seq(item) = field.shape else { return None };
+                let item = match item {
+                    Shape::Named(info) => *info,
+                    Shape::Generic(info) => info(),
+                    _ => return None,
+                };
+                let anchor = item.fields().iter().find(|f| matches!(f.shape, Shape::Sourced(_)))?;
+                Some((field, anchor.json_name))
+            })
+            .collect()
+    }
+
     /// The field with JSON name `json_name`.
     pub fn field(&'static self, json_name: &str) -> Option<&'static FieldInfo> {
         self.fields().iter().find(|f| f.json_name == json_name)

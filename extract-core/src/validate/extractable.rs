@@ -90,6 +90,21 @@ where
 #[doc(hidden)]
 pub const fn require_extractable<T: Extractable>() {}
 
+/// A derived struct with a `Sourced` field, whose quote anchors it as an
+/// item of a list gathered window by window (`#[extract(per_window)]`):
+/// the derive implements it for such a struct.
+#[diagnostic::on_unimplemented(
+    message = "the items of a `per_window` list need a `Sourced` field, and `{Self}` has none",
+    label = "the first `Sourced` field's quote says which window owns each item",
+    note = "give `{Self}` a field such as `date: Sourced<String>`, the line the item is read from"
+)]
+pub trait Anchored {}
+
+/// Demands, in the constant the derive writes for a `per_window` list,
+/// that its items are [`Anchored`].
+#[doc(hidden)]
+pub const fn require_anchored<T: Anchored>() {}
+
 /// The description of the derived generic type `T` (one instantiation,
 /// `Page<Line>`), made by `make` on first use and kept for the process: a
 /// static cannot depend on a type parameter, so the descriptions of
@@ -145,7 +160,7 @@ macro_rules! __derived_items {
         checks: $checks:literal,
         reads: [$($field:tt $binding:tt)*] $(,)?
     ) => {
-        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
+        const TYPE_INFO: $crate::__private_v2::Option<&'static $crate::__private_v2::TypeInfo> = {
             // The model fills every field: the derived code reads them all,
             // as a validator of them, so none is reported as never read. A
             // pattern that binds a field reads it, and a `let` of it without
@@ -154,7 +169,7 @@ macro_rules! __derived_items {
             // item in scope.
             #[allow(unused_variables)]
             let $ty { $($field: $binding,)* .. };
-            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::derived(
+            static INFO: $crate::__private_v2::TypeInfo = $crate::__private_v2::TypeInfo::derived(
                 $rust_name,
                 $tool_name,
                 $description,
@@ -162,19 +177,19 @@ macro_rules! __derived_items {
                 // Each field's shape, from its type: `NestedNone` is the
                 // fallback of a type the walk does not know (a leaf).
                 &[$({
-                    use $crate::__private_v1::nested_probes::*;
-                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+                    use $crate::__private_v2::nested_probes::*;
+                    $crate::__private_v2::NestedProbe::<$($shape)*>::SHAPE
                 }),*],
                 $checks,
             );
-            $crate::__private_v1::Some(&INFO)
+            $crate::__private_v2::Some(&INFO)
         };
         // What check paths step into: the type itself, one value (`Own`
         // also gives it the trait's default `visit` and makes it
         // `Extractable`). Written out here and below, not as a third arm:
         // one more expansion per type costs more than these two lines.
         type Target = Self;
-        type Card = $crate::__private_v1::Own;
+        type Card = $crate::__private_v2::Own;
     };
     // An enum: its representation (a `Tagging`, as an expression), the
     // `Card` that says whether its JSON is always an object (`Tagged`) or
@@ -188,36 +203,36 @@ macro_rules! __derived_items {
         card: $card:ident,
         variants: [$(($($variant:tt)*))*] $(,)?
     ) => {
-        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
-            $crate::__private_v1::require_nested::<$ty>();
-            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::enumeration(
+        const TYPE_INFO: $crate::__private_v2::Option<&'static $crate::__private_v2::TypeInfo> = {
+            $crate::__private_v2::require_nested::<$ty>();
+            static INFO: $crate::__private_v2::TypeInfo = $crate::__private_v2::TypeInfo::enumeration(
                 $rust_name,
                 $tool_name,
                 $description,
                 $tagging,
-                &[$($crate::__private_v1::derived_items!(@variant $($variant)*)),*],
+                &[$($crate::__private_v2::derived_items!(@variant $($variant)*)),*],
             );
-            $crate::__private_v1::Some(&INFO)
+            $crate::__private_v2::Some(&INFO)
         };
         // A check path cannot step into an enum (its variants hold
         // different fields): `Tagged` and `NotAnObject` are no `Card`.
         type Target = Self;
-        type Card = $crate::__private_v1::$card;
+        type Card = $crate::__private_v2::$card;
     };
     (@variant $rust_name:literal $json_name:literal unit) => {
-        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Unit)
+        $crate::__private_v2::Variant::new($rust_name, $json_name, $crate::__private_v2::VariantContent::Unit)
     };
     // A struct variant: its fields and checks, described as a struct's are.
     (@variant $rust_name:literal $json_name:literal fields: $fields:literal, shapes: [$(($($shape:tt)*))*], checks: $checks:literal) => {
-        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Fields({
-            static VARIANT: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::derived(
+        $crate::__private_v2::Variant::new($rust_name, $json_name, $crate::__private_v2::VariantContent::Fields({
+            static VARIANT: $crate::__private_v2::TypeInfo = $crate::__private_v2::TypeInfo::derived(
                 $rust_name,
                 "",
                 "",
                 $fields,
                 &[$({
-                    use $crate::__private_v1::nested_probes::*;
-                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+                    use $crate::__private_v2::nested_probes::*;
+                    $crate::__private_v2::NestedProbe::<$($shape)*>::SHAPE
                 }),*],
                 $checks,
             );
@@ -226,9 +241,9 @@ macro_rules! __derived_items {
     };
     // A tuple variant: the type of each element.
     (@variant $rust_name:literal $json_name:literal tuple: [$(($($shape:tt)*))*]) => {
-        $crate::__private_v1::Variant::new($rust_name, $json_name, $crate::__private_v1::VariantContent::Tuple(&[$({
-            use $crate::__private_v1::nested_probes::*;
-            $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+        $crate::__private_v2::Variant::new($rust_name, $json_name, $crate::__private_v2::VariantContent::Tuple(&[$({
+            use $crate::__private_v2::nested_probes::*;
+            $crate::__private_v2::NestedProbe::<$($shape)*>::SHAPE
         }),*]))
     };
     // A newtype or tuple struct: the type of each element, its checks
@@ -243,32 +258,32 @@ macro_rules! __derived_items {
         checks: $checks:literal,
         reads: [$($binding:ident)*] $(,)?
     ) => {
-        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> = {
-            $crate::__private_v1::require_nested::<$ty>();
+        const TYPE_INFO: $crate::__private_v2::Option<&'static $crate::__private_v2::TypeInfo> = {
+            $crate::__private_v2::require_nested::<$ty>();
             #[allow(unused_variables)]
             let $ty($($binding,)*);
-            static INFO: $crate::__private_v1::TypeInfo = $crate::__private_v1::TypeInfo::tuple(
+            static INFO: $crate::__private_v2::TypeInfo = $crate::__private_v2::TypeInfo::tuple(
                 $rust_name,
                 $tool_name,
                 $description,
                 &[$({
-                    use $crate::__private_v1::nested_probes::*;
-                    $crate::__private_v1::NestedProbe::<$($shape)*>::SHAPE
+                    use $crate::__private_v2::nested_probes::*;
+                    $crate::__private_v2::NestedProbe::<$($shape)*>::SHAPE
                 }),*],
                 $checks,
             );
-            $crate::__private_v1::Some(&INFO)
+            $crate::__private_v2::Some(&INFO)
         };
         type Target = Self;
-        type Card = $crate::__private_v1::NotAnObject;
+        type Card = $crate::__private_v2::NotAnObject;
     };
     // A type whose derive failed: no description, but the type stays
     // `Extractable`, so its other uses compile and one mistake is one error.
     (fallback) => {
-        const TYPE_INFO: $crate::__private_v1::Option<&'static $crate::__private_v1::TypeInfo> =
-            $crate::__private_v1::None;
+        const TYPE_INFO: $crate::__private_v2::Option<&'static $crate::__private_v2::TypeInfo> =
+            $crate::__private_v2::None;
         type Target = Self;
-        type Card = $crate::__private_v1::Own;
+        type Card = $crate::__private_v2::Own;
     };
 }
 

@@ -19,8 +19,8 @@ use crate::vocabulary::text::shorten;
 use crate::{Code, Document, FieldPath, Layer, Source, Violation, Violations};
 use check::Audit;
 pub use extractable::{
-    Extractable, ObjectContent, ObjectRoot, TypeCache, generic_info, require_extractable, require_nested,
-    require_object_content,
+    Anchored, Extractable, ObjectContent, ObjectRoot, TypeCache, generic_info, require_anchored,
+    require_extractable, require_nested, require_object_content,
 };
 pub use sourced::Sourced;
 use structure::serde_violation;

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use extract_core::__private_v1::TypeInfo;
+use extract_core::__private_v2::TypeInfo;
 use extract_core::Tool;
 use extract_core::structure::StructureValidator;
 use schemars::JsonSchema;

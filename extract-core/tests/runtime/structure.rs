@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use extract_core::__private_v1::{FieldInfo, Shape, TypeInfo};
+use extract_core::__private_v2::{FieldInfo, Shape, TypeInfo};
 use extract_core::structure::{StructureValidator, serde_violation};
 use extract_core::{Layer, Violation};
 use schemars::JsonSchema;
@@ -55,7 +55,7 @@ enum Status {
 }
 
 const fn field(json_name: &'static str, required: bool, recoverable: bool) -> FieldInfo {
-    FieldInfo { rust_name: json_name, json_name, required, recoverable, shape: &Shape::Leaf }
+    FieldInfo::new(json_name, json_name, required, recoverable, &Shape::Leaf)
 }
 
 static LINE_ITEM: TypeInfo = TypeInfo::new(

@@ -22,7 +22,7 @@ pub fn private() -> TokenStream {
 }
 
 /// The runtime's hidden module inside a derived body, which starts with
-/// `use ::extract::__private_v1::probes::*` (see [`probes`]): the glob brings
+/// `use ::extract::__private_v2::probes::*` (see [`probes`]): the glob brings
 /// the module in as `__extract`, one token where the full path is six. Every
 /// token the derive writes costs it and rustc time in each user's build, and
 /// a check is mostly runtime paths.

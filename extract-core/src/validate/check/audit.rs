@@ -263,6 +263,32 @@ pub fn locate_quote(text: &str, quote: &str) -> Option<Range<usize>> {
     Some(normalized.original(at..at + quote.len()))
 }
 
+/// A text prepared once for many quotes, each looked for from a byte
+/// offset on: the same whitespace-normalised match as [`locate_quote`].
+pub struct QuoteIndex {
+    normalized: Normalized,
+}
+
+impl QuoteIndex {
+    /// The index of `text`.
+    pub fn new(text: &str) -> QuoteIndex {
+        QuoteIndex { normalized: Normalized::of(text) }
+    }
+
+    /// The byte range of the first occurrence of `quote` that starts at or
+    /// after the byte `from` of the text.
+    pub fn find_from(&self, quote: &str, from: usize) -> Option<Range<usize>> {
+        let quote = normalize_whitespace(quote);
+        if quote.is_empty() {
+            return None;
+        }
+        let n = &self.normalized;
+        let start = n.origin.partition_point(|origin| (*origin as usize) < from);
+        let at = str::get(&n.text, start..)?.find(&quote)? + start;
+        Some(n.original(at..at + quote.len()))
+    }
+}
+
 /// A text with every run of whitespace made one space (ends trimmed), and
 /// for each of its bytes the byte of the original it came from, so a match
 /// in the normalised text maps back to the original bytes.
@@ -546,9 +572,9 @@ impl LazyWalk for Lazy {}
 #[macro_export]
 macro_rules! leaf {
     ($($ty:ty),* $(,)?) => {$(
-        impl $crate::__private_v1::Audited for $ty {
+        impl $crate::__private_v2::Audited for $ty {
             type Target = ();
-            type Card = $crate::__private_v1::Stop;
+            type Card = $crate::__private_v2::Stop;
         }
     )*};
 }

@@ -18,10 +18,10 @@ mod render;
 
 pub use aggregate::*;
 pub(crate) use audit::described;
-pub use audit::locate_quote;
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
+pub use audit::{QuoteIndex, locate_quote};
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
 };
@@ -38,7 +38,7 @@ pub use render::{
 /// the user's crate to resolve and hash): every trait the derived code calls
 /// a probe's method through, imported without a name, and this module as
 /// `__extract`, so the derived code names the runtime in one token where
-/// `::extract::__private_v1` is six.
+/// `::extract::__private_v2` is six.
 pub mod probes {
     pub use super::{
         AuditSkip as _, LeafEachMany as _, LeafEachManyOptions as _, LeafEachOption as _,
@@ -46,7 +46,7 @@ pub mod probes {
         ShowDisplay as _, ShowNumber as _, ShowOpaque as _, ShowText as _, ShowVariant as _, StepAny as _,
         StepHop as _, StepHopEach as _,
     };
-    pub use crate::__private_v1 as __extract;
+    pub use crate::__private_v2 as __extract;
 }
 
 /// What a derived description imports where it names another type's: the

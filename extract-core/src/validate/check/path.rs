@@ -441,7 +441,7 @@ impl<'a, X, C: Card> LeafEachPlain<'a> for LeafEach<'a, X, C> {
 #[macro_export]
 macro_rules! __probe_step {
     ($value:expr) => {
-        (&&$crate::__private_v1::Step($value))
+        (&&$crate::__private_v2::Step($value))
     };
 }
 
@@ -450,7 +450,7 @@ macro_rules! __probe_step {
 #[macro_export]
 macro_rules! __probe_leaf {
     ($value:expr) => {
-        (&&$crate::__private_v1::Leaf($value))
+        (&&$crate::__private_v2::Leaf($value))
     };
 }
 
@@ -459,6 +459,6 @@ macro_rules! __probe_leaf {
 #[macro_export]
 macro_rules! __probe_leaf_each {
     ($value:expr, $card:expr) => {
-        (&&&&&$crate::__private_v1::LeafEach($value, $card))
+        (&&&&&$crate::__private_v2::LeafEach($value, $card))
     };
 }

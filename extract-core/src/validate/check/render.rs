@@ -192,6 +192,6 @@ pub struct Probe<'a, T: ?Sized>(pub &'a T);
 #[macro_export]
 macro_rules! __probe_show {
     ($value:expr) => {
-        (&&&&&&$crate::__private_v1::Probe($value))
+        (&&&&&&$crate::__private_v2::Probe($value))
     };
 }

@@ -49,7 +49,7 @@ const MAX_VALUE_DEPTH: usize = 128;
 /// use extract_core::structure::StructureValidator;
 /// use serde_json::json;
 ///
-/// static INFO: extract_core::__private_v1::TypeInfo = extract_core::__private_v1::TypeInfo::new("Note", "note", "", &[]);
+/// static INFO: extract_core::__private_v2::TypeInfo = extract_core::__private_v2::TypeInfo::new("Note", "note", "", &[]);
 /// let schema = json!({
 ///     "type": "object",
 ///     "properties": {"title": {"type": "string", "maxLength": 5}},

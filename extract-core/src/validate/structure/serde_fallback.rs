@@ -22,7 +22,7 @@ use crate::{Code, FieldPath, Layer, Segment, Violation, quote_prefix};
 ///
 /// #[derive(Deserialize, Debug)]
 /// struct Row { count: u8 }
-/// static INFO: extract_core::__private_v1::TypeInfo = extract_core::__private_v1::TypeInfo::new("Row", "row", "", &[]);
+/// static INFO: extract_core::__private_v2::TypeInfo = extract_core::__private_v2::TypeInfo::new("Row", "row", "", &[]);
 /// let value = serde_json::json!({"count": 300});
 /// let error = serde_path_to_error::deserialize::<_, Row>(&value).unwrap_err();
 /// let violation = serde_violation(&value, error, &INFO);

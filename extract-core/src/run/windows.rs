@@ -1,0 +1,322 @@
+//! Long documents, window by window: how a document's text is split into
+//! [`Window`]s, what each window's instruction says, and which window owns
+//! an answered item (the one where its anchor's quote starts), so that the
+//! lists of every window merge without a duplicate or a gap.
+//!
+//! A window is a byte range that starts at a line occurring once in the
+//! whole document (page headers repeat; lines are compared trimmed, with
+//! form feeds removed) and runs up to the next window's first such line.
+//! The first window starts at the document's first byte. A stretch of
+//! pages or lines with no line of its own joins the window before it.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::ops::Range;
+
+use crate::validate::check::QuoteIndex;
+use crate::vocabulary::pages::Pages;
+
+/// How a long document is split: `Windows::pages(3)`, windows of three
+/// pages (a PDF's text layer separates pages with form feeds), or
+/// `Windows::lines(200)`, for text without pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Windows {
+    unit: Unit,
+    size: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Unit {
+    Pages,
+    Lines,
+}
+
+impl Windows {
+    /// Windows of `n` pages of the document's text (split at form feeds;
+    /// text without one is one page).
+    pub const fn pages(n: u32) -> Windows {
+        Windows { unit: Unit::Pages, size: n }
+    }
+
+    /// Windows of `n` lines.
+    pub const fn lines(n: u32) -> Windows {
+        Windows { unit: Unit::Lines, size: n }
+    }
+
+    /// `Err` with what is wrong with the setting: a window of nothing.
+    pub fn checked(self) -> Result<Windows, String> {
+        if self.size == 0 {
+            return Err(format!("{self} is a window of nothing: give at least 1"));
+        }
+        Ok(self)
+    }
+
+    /// Splits `text` into its windows, in document order (at least one).
+    pub fn split(self, text: &str) -> Vec<Window> {
+        let size = self.size.max(1) as usize;
+        let pages = Pages::of(text);
+        // The byte offset each unit (page or line) starts at.
+        let units: Vec<usize> = match self.unit {
+            Unit::Pages => match &pages {
+                Some(pages) => (1..=pages.count()).filter_map(|page| pages.start_of(page)).collect(),
+                None => vec![0],
+            },
+            Unit::Lines => line_starts(text),
+        };
+        let once = lines_occurring_once(text);
+        let counted_in_pages = self.unit == Unit::Pages && pages.is_some();
+        let mut windows: Vec<Window> = Vec::new();
+        for (chunk, first_unit) in units.iter().step_by(size).enumerate() {
+            let chunk_end = units.get((chunk + 1) * size).copied().unwrap_or(text.len());
+            // The pages this stretch covers, 1-based and inclusive.
+            let stretch = counted_in_pages.then(|| {
+                let first = chunk * size + 1;
+                let last = ((chunk + 1) * size).min(units.len());
+                (u32::try_from(first).unwrap_or(u32::MAX), u32::try_from(last).unwrap_or(u32::MAX))
+            });
+            let own_line = line_starts_in(text, *first_unit..chunk_end)
+                .find(|line| once.contains(trimmed_line(text, *line)));
+            let Some(line) = own_line else {
+                // Nothing of its own to start at: the window before covers it.
+                if let (Some(last), Some((_, end))) = (windows.last_mut(), stretch) {
+                    last.pages = last.pages.map(|(first, _)| (first, end));
+                }
+                continue;
+            };
+            let start = if windows.is_empty() { 0 } else { line };
+            if let Some(last) = windows.last_mut() {
+                last.range.end = start;
+            }
+            windows.push(Window {
+                number: u32::try_from(windows.len() + 1).unwrap_or(u32::MAX),
+                range: start..text.len(),
+                first_line: trimmed_line(text, line).to_string(),
+                last_line: String::new(),
+                pages: stretch,
+            });
+        }
+        if windows.is_empty() {
+            // No line occurs once: the whole text is one window.
+            windows.push(Window {
+                number: 1,
+                range: 0..text.len(),
+                first_line: String::new(),
+                last_line: String::new(),
+                pages: pages.as_ref().filter(|_| counted_in_pages).map(|pages| (1, pages.count())),
+            });
+        }
+        for window in &mut windows {
+            window.last_line = line_starts_in(text, window.range.clone())
+                .map(|line| trimmed_line(text, line))
+                .filter(|line| once.contains(line))
+                .last()
+                .unwrap_or_default()
+                .to_string();
+        }
+        windows
+    }
+}
+
+impl fmt::Display for Windows {
+    /// `pages(3)`, `lines(200)`: how a journal keys the setting.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.unit {
+            Unit::Pages => write!(f, "pages({})", self.size),
+            Unit::Lines => write!(f, "lines({})", self.size),
+        }
+    }
+}
+
+/// One window of a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Window {
+    /// Its number, from 1.
+    pub number: u32,
+    /// The bytes of the document's text it covers.
+    pub range: Range<usize>,
+    /// Its first line that occurs once in the document, trimmed.
+    pub first_line: String,
+    /// Its last line that occurs once in the document, trimmed.
+    pub last_line: String,
+    /// The pages it covers (1-based, inclusive), for `Windows::pages`.
+    pub pages: Option<(u32, u32)>,
+}
+
+impl Window {
+    /// The window as an instruction names it: `from the line "<first
+    /// line>" through the line "<last line>"` (each a JSON string), then
+    /// `, pages 4 to 6` (`, page 4` for one) when it is counted in pages.
+    pub fn described(&self) -> String {
+        let quoted = |line: &str| serde_json::to_string(line).unwrap_or_default();
+        let mut text = format!(
+            "from the line {} through the line {}",
+            quoted(&self.first_line),
+            quoted(&self.last_line)
+        );
+        match self.pages {
+            Some((first, last)) if first == last => text.push_str(&format!(", page {first}")),
+            Some((first, last)) => text.push_str(&format!(", pages {first} to {last}")),
+            None => {}
+        }
+        text
+    }
+}
+
+/// Where one answered item's anchor lies, for the window that answered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// In this window, its quote starting at this byte: the item is kept.
+    Here(usize),
+    /// In another window, starting at this byte: the item is dropped from
+    /// this answer (that window answers it).
+    Elsewhere(usize),
+    /// Nowhere in the document: a `quote_not_found` of this window.
+    Nowhere,
+}
+
+/// Which window owns each of `anchors` (an answer's items' anchor quotes,
+/// in answer order) answered for `window` of `text` (`index` is the text's).
+/// Quotes are located in answer order, each at its first occurrence after
+/// the previous item's anchor (the window's start for the first), so
+/// identical lines keep their own positions; one not found from there on
+/// is looked for from the document's start (an item of an earlier window).
+pub fn owners(index: &QuoteIndex, window: &Window, anchors: &[&str]) -> Vec<Owner> {
+    let mut from = window.range.start;
+    anchors
+        .iter()
+        .map(|anchor| {
+            let found = index.find_from(anchor, from).or_else(|| index.find_from(anchor, 0));
+            match found {
+                Some(range) => {
+                    if range.start >= from {
+                        from = range.start + 1;
+                    }
+                    if window.range.contains(&range.start) {
+                        Owner::Here(range.start)
+                    } else {
+                        Owner::Elsewhere(range.start)
+                    }
+                }
+                None => Owner::Nowhere,
+            }
+        })
+        .collect()
+}
+
+/// Where each line of `text` starts.
+fn line_starts(text: &str) -> Vec<usize> {
+    line_starts_in(text, 0..text.len()).collect()
+}
+
+/// Where each line that starts inside `range` starts. A line ends at a
+/// newline or a form feed (a page's first line starts after its form feed).
+fn line_starts_in(text: &str, range: Range<usize>) -> impl Iterator<Item = usize> + '_ {
+    const BREAKS: [char; 2] = ['\n', '\u{c}'];
+    let after_break = move |at: usize| text[at..].find(BREAKS).map(|next| at + next + 1);
+    let first = if range.start == 0 || text[..range.start].ends_with(BREAKS) {
+        Some(range.start)
+    } else {
+        after_break(range.start)
+    };
+    let end = range.end;
+    std::iter::successors(first, move |at| after_break(*at)).take_while(move |at| *at < end)
+}
+
+/// The line starting at `start`, trimmed.
+fn trimmed_line(text: &str, start: usize) -> &str {
+    let line = text[start..].split(['\n', '\u{c}']).next().unwrap_or_default();
+    line.trim()
+}
+
+/// Every non-empty trimmed line that occurs once in `text`.
+fn lines_occurring_once(text: &str) -> HashSet<&str> {
+    let mut counts: HashMap<&str, u32> = HashMap::new();
+    for start in line_starts(text) {
+        let line = trimmed_line(text, start);
+        if !line.is_empty() {
+            *counts.entry(line).or_default() += 1;
+        }
+    }
+    counts.into_iter().filter(|(_, count)| *count == 1).map(|(line, _)| line).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pages` pages, each under a repeated header, with `per_page` lines of its own.
+    fn statement(pages: usize, per_page: usize) -> String {
+        (0..pages)
+            .map(|page| {
+                let lines: Vec<String> = (0..per_page)
+                    .map(|i| format!("2026-03-{:02} Payment {page}-{i}  {}.00", i % 28 + 1, i + 1))
+                    .collect();
+                format!("ACME BANK STATEMENT\nPage {}\n{}\n", page + 1, lines.join("\n"))
+            })
+            .collect::<Vec<_>>()
+            .join("\u{c}")
+    }
+
+    #[test]
+    fn pages_group_into_windows_that_start_at_a_line_of_their_own() {
+        let text = statement(7, 3);
+        let windows = Windows::pages(3).split(&text);
+        assert_eq!(windows.len(), 3);
+        assert_eq!(
+            windows.iter().map(|w| w.pages).collect::<Vec<_>>(),
+            [Some((1, 3)), Some((4, 6)), Some((7, 7))]
+        );
+        // The header repeats on every page: a window starts at its first page's number.
+        assert_eq!(windows[1].first_line, "Page 4");
+        assert_eq!(&text[windows[1].range.start..windows[1].range.start + 6], "Page 4");
+        assert_eq!(windows[0].range.start, 0);
+        assert_eq!(windows[2].range.end, text.len());
+        assert!(windows.windows(2).all(|w| w[0].range.end == w[1].range.start), "no gap, no overlap");
+        assert_eq!(windows[1].last_line, "2026-03-03 Payment 5-2  3.00");
+        assert_eq!(
+            windows[1].described(),
+            r#"from the line "Page 4" through the line "2026-03-03 Payment 5-2  3.00", pages 4 to 6"#
+        );
+        assert!(windows[2].described().ends_with(", page 7"), "{}", windows[2].described());
+    }
+
+    #[test]
+    fn lines_without_pages_and_stretches_without_a_line_of_their_own() {
+        let text = "A\nsame\nsame\nsame\nB\nC\n";
+        let windows = Windows::lines(2).split(text);
+        // Lines 3 and 4 repeat: their window joins the one before.
+        let firsts: Vec<&str> = windows.iter().map(|w| w.first_line.as_str()).collect();
+        assert_eq!(firsts, ["A", "B"]);
+        assert_eq!(windows[0].pages, None);
+        assert_eq!(Windows::pages(2).split("no form feeds").len(), 1);
+        assert!(Windows::pages(0).checked().is_err());
+        assert_eq!(Windows::pages(3).to_string(), "pages(3)");
+    }
+
+    #[test]
+    fn an_item_belongs_to_the_window_where_its_quote_starts() {
+        let text = statement(4, 3);
+        let windows = Windows::pages(2).split(&text);
+        let index = QuoteIndex::new(&text);
+        // Window 2's answer: the last item of page 2 (a boundary mistake),
+        // its own items, an item of nowhere.
+        let anchors = ["Payment 1-2  3.00", "Payment 2-0  1.00", "Payment 3-2  3.00", "Payment 9-9  1.00"];
+        let owners = owners(&index, &windows[1], &anchors);
+        assert!(matches!(owners[0], Owner::Elsewhere(at) if at < windows[1].range.start), "{owners:?}");
+        assert!(matches!(owners[1], Owner::Here(_)) && matches!(owners[2], Owner::Here(_)), "{owners:?}");
+        assert_eq!(owners[3], Owner::Nowhere);
+    }
+
+    #[test]
+    fn identical_lines_keep_their_own_positions_in_answer_order() {
+        let text = "Statement 7\n\u{c}Page 2\nFee 1.00\nFee 1.00\nEnd\n";
+        let windows = Windows::pages(1).split(text);
+        let index = QuoteIndex::new(text);
+        let owners = owners(&index, &windows[1], &["Fee 1.00", "Fee 1.00"]);
+        let (Owner::Here(first), Owner::Here(second)) = (&owners[0], &owners[1]) else {
+            panic!("{owners:?}")
+        };
+        assert!(first < second, "the second fee is the second line: {owners:?}");
+    }
+}
