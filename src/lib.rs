@@ -100,13 +100,15 @@
 //! ```
 
 pub use extract_core::run::review::review;
+/// The attributes and the check language are in the [`guide`]: every
+/// attribute, function, operator and option, with examples.
+/// Long documents, window by window (the window of a text: [`run::Window`]).
+pub use extract_core::run::windows::Windows;
 pub use extract_core::validate::validate;
 pub use extract_core::{
     Code, Corrections, Document, Escalation, Extractable, FieldPath, Layer, Outcome, Partial, Reason,
     Retries, Source, Sourced, Stats, Tool, Usage, Validated, Violation, Violations, leaf,
 };
-/// The attributes and the check language are in the [`guide`]: every
-/// attribute, function, operator and option, with examples.
 pub use extract_derive::Extractable;
 pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
 pub use from_env::FromEnv;
@@ -156,7 +158,7 @@ pub mod model {
 pub mod run {
     pub use extract_core::run::{
         Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, ModelSpend, Next, PATCH_TOOL,
-        ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, apply_patch, patch_tool,
+        ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, Window, apply_patch, patch_tool,
     };
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }
