@@ -13,6 +13,8 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
+use serde_json::Value;
+
 use crate::validate::check::QuoteIndex;
 use crate::vocabulary::pages::Pages;
 
@@ -204,6 +206,43 @@ pub fn owners(index: &QuoteIndex, window: &Window, anchors: &[&str]) -> Vec<Owne
         .collect()
 }
 
+/// What one window's answer gives its list: the items it owns, each with
+/// the byte its anchor's quote starts at, in answer order; and which of the
+/// answer's items (by index) have an anchor found nowhere.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Gathered {
+    /// The items this window owns, with where their anchors start.
+    pub owned: Vec<(usize, Value)>,
+    /// The answer's items whose anchor is in another window: dropped.
+    pub dropped: usize,
+    /// The indices (in the answer) of items whose anchor is nowhere.
+    pub nowhere: Vec<usize>,
+}
+
+/// Sorts one window's answered `items` (a list's JSON items, each with the
+/// `Sourced` field `anchor`: `{"value": .., "quote": ".."}`) by owner.
+pub fn gather(index: &QuoteIndex, window: &Window, items: &[Value], anchor: &str) -> Gathered {
+    let quotes: Vec<&str> =
+        items.iter().map(|item| item[anchor]["quote"].as_str().unwrap_or_default()).collect();
+    let mut gathered = Gathered::default();
+    for (i, (item, owner)) in items.iter().zip(owners(index, window, &quotes)).enumerate() {
+        match owner {
+            Owner::Here(at) => gathered.owned.push((at, item.clone())),
+            Owner::Elsewhere(_) => gathered.dropped += 1,
+            Owner::Nowhere => gathered.nowhere.push(i),
+        }
+    }
+    gathered
+}
+
+/// The lists of every window merged in document order (by where each
+/// item's anchor starts; items of one window keep their order among equals).
+pub fn merge(windows: impl IntoIterator<Item = Vec<(usize, Value)>>) -> Vec<Value> {
+    let mut all: Vec<(usize, Value)> = windows.into_iter().flatten().collect();
+    all.sort_by_key(|(at, _)| *at);
+    all.into_iter().map(|(_, item)| item).collect()
+}
+
 /// Where each line of `text` starts.
 fn line_starts(text: &str) -> Vec<usize> {
     line_starts_in(text, 0..text.len()).collect()
@@ -318,5 +357,43 @@ mod tests {
             panic!("{owners:?}")
         };
         assert!(first < second, "the second fee is the second line: {owners:?}");
+    }
+
+    #[test]
+    fn a_statement_of_40_pages_merges_to_exactly_its_600_items_with_their_pages() {
+        use serde_json::json;
+        let text = statement(40, 15);
+        let truth: Vec<String> = (0..40)
+            .flat_map(|page| {
+                (0..15).map(move |i| format!("2026-03-{:02} Payment {page}-{i}  {}.00", i % 28 + 1, i + 1))
+            })
+            .collect();
+        let item = |line: &String| json!({"amount": 1.0, "line": {"value": line, "quote": line}});
+        let windows = Windows::pages(3).split(&text);
+        assert_eq!(windows.len(), 14);
+        let index = QuoteIndex::new(&text);
+        let mut lists = Vec::new();
+        for (w, window) in windows.iter().enumerate() {
+            // The window's own items (15 a page), the first two of the next
+            // window (a boundary mistake), and the last of the one before.
+            let own = &truth[w * 45..((w + 1) * 45).min(truth.len())];
+            let mut answer: Vec<Value> = Vec::new();
+            if w > 0 {
+                answer.push(item(&truth[w * 45 - 1]));
+            }
+            answer.extend(own.iter().map(item));
+            answer.extend(truth.iter().skip((w + 1) * 45).take(2).map(item));
+            let gathered = gather(&index, window, &answer, "line");
+            assert!(gathered.nowhere.is_empty(), "window {}: {:?}", w + 1, gathered.nowhere);
+            assert_eq!(gathered.owned.len(), own.len(), "window {}", w + 1);
+            lists.push(gathered.owned);
+        }
+        let merged = merge(lists);
+        let lines: Vec<&str> = merged.iter().map(|item| item["line"]["value"].as_str().unwrap()).collect();
+        assert_eq!(lines, truth.iter().map(String::as_str).collect::<Vec<_>>(), "each item once, in order");
+        // Each item's page, from where its quote starts.
+        let pages = Pages::of(&text).unwrap();
+        let last = index.find_from(&truth[599], 0).unwrap();
+        assert_eq!(pages.page_at(last.start), 40);
     }
 }
