@@ -11,29 +11,15 @@
 //!
 //! `cargo bench --bench caching`
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use extract::anthropic::Client;
 use extract::cost::PriceTable;
 use extract::{Bulk, Corrections, Document, Extractor, Outcome, Usage};
 use serde_json::Value;
 
-#[allow(dead_code)]
-#[path = "../tests/support/cached_invoices.rs"]
-mod cached_invoices;
-#[allow(dead_code)]
-#[path = "../tests/support/prompt_cache.rs"]
-mod prompt_cache;
-#[allow(dead_code)]
-#[path = "../tests/support/rate_limited.rs"]
-mod rate_limited;
-#[allow(dead_code)]
-#[path = "../tests/support/server.rs"]
-mod server;
+mod stand_ins;
 
-use cached_invoices::Invoice;
-use rate_limited::{Metering, RateLimited};
+use stand_ins::cached_invoices::{self, Invoice};
+use stand_ins::rate_limited::{Metering, RateLimited};
 
 const DOCUMENTS: usize = 200;
 const WRONG_EVERY: usize = 4;
@@ -48,15 +34,8 @@ struct Figures {
 }
 
 async fn measure(items: usize, corrections: Corrections) -> Figures {
-    let server = RateLimited::start(Metering {
-        requests_per_minute: 1e12,
-        input_tokens_per_minute: 1e12,
-        latency: Duration::ZERO,
-        headers: false,
-        cache: true,
-        answer: Arc::new(move |body: &Value| cached_invoices::answer(body, items, WRONG_EVERY)),
-    })
-    .await;
+    let answer = move |body: &Value| cached_invoices::answer(body, items, WRONG_EVERY);
+    let server = RateLimited::start(Metering::unmetered(answer).with_cache()).await;
     let client = Client::builder().api_key("bench").base_url(&server.base_url).model(MODEL).build().unwrap();
     let documents: Vec<Document> = (0..DOCUMENTS)
         .map(|i| Document::text(cached_invoices::invoice(i, items).0).with_id(format!("inv-{i:03}")))

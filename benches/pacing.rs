@@ -17,17 +17,9 @@ use extract::{Bulk, Document, Extractable, Extractor};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-#[allow(dead_code)]
-#[path = "../tests/support/prompt_cache.rs"]
-mod prompt_cache;
-#[allow(dead_code)]
-#[path = "../tests/support/rate_limited.rs"]
-mod rate_limited;
-#[allow(dead_code)]
-#[path = "../tests/support/server.rs"]
-mod server;
+mod stand_ins;
 
-use rate_limited::{Metering, RateLimited, invoice_answer};
+use stand_ins::rate_limited::{Metering, RateLimited, invoice_answer};
 
 #[derive(Debug, Deserialize, JsonSchema, Extractable)]
 #[check(sum(line_items.amount) == total, tolerance = 0.01)]

@@ -8,9 +8,6 @@
 
 #![cfg(feature = "anthropic")]
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use extract::{Corrections, Extractor, Outcome, Retries, Usage};
 use serde_json::{Value, json};
 
@@ -53,14 +50,9 @@ fn the_cache_model_reads_what_an_unchanged_prefix_wrote() {
 /// The usage of each call of one extraction of a long invoice (150 items)
 /// whose first answer is wrong, corrected `corrections`-wise.
 async fn usage_of_each_call(corrections: Corrections) -> Vec<Usage> {
-    let server = RateLimited::start(Metering {
-        requests_per_minute: 1e12,
-        input_tokens_per_minute: 1e12,
-        latency: Duration::ZERO,
-        headers: false,
-        cache: true,
-        answer: Arc::new(|body: &Value| cached_invoices::answer(body, 150, 1)),
-    })
+    let server = RateLimited::start(
+        Metering::unmetered(|body: &Value| cached_invoices::answer(body, 150, 1)).with_cache(),
+    )
     .await;
     let client = extract::anthropic::Client::builder()
         .api_key("k")
