@@ -471,3 +471,20 @@ async fn documents_named_dot_and_dot_dot_can_be_opened_and_fixed() {
         assert_eq!(reviewed, 1, "{id}");
     }
 }
+
+/// A document whose text has pages (form feeds, as a PDF's text layer has):
+/// each quote found in it says its page.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quote_found_in_a_text_with_pages_says_its_page() {
+    let desk = start("pages", None, |_, documents| {
+        let first = documents.iter_mut().find(|d| d.id() == "inv-001").unwrap();
+        // The same invoice, its lines on a second page.
+        let text = first.searchable_text().unwrap().replacen("Issued", "\u{c}Issued", 1);
+        *first = Document::text(text).with_id("inv-001").with_title("Fabrikam, March");
+    })
+    .await;
+    let page = get(desk.address, "/document/inv-001").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("found on page 1 at bytes"), "the number and seller, before the form feed");
+    assert!(page.body.contains("found on page 2 at bytes"), "the total, after it: {}", page.body);
+}
