@@ -178,6 +178,13 @@ pub mod bulk {
     pub use extract_drive::pace::Limits;
 }
 
+/// Streaming: what is known of a model's output while it arrives.
+/// [`PartialJson`](stream::PartialJson) reads its JSON chunk by chunk and
+/// says which values are finished.
+pub mod stream {
+    pub use extract_core::stream::{PartialJson, ReadError};
+}
+
 /// The HTML report of a run: statistics, escalations, reviewer corrections.
 pub mod report {
     pub use extract_inspect::Report;

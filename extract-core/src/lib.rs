@@ -18,6 +18,7 @@
 pub mod cost;
 pub mod run;
 pub mod schema;
+pub mod stream;
 pub mod telemetry;
 pub mod validate;
 pub mod vocabulary;
