@@ -149,7 +149,7 @@ pub mod model {
     pub use extract_core::run::{Block, BlockKind, Prompt};
     pub use extract_core::schema::StrictError;
     pub use extract_core::vocabulary::{Content, Reply, ReplyContent, Truncation};
-    pub use extract_drive::{Model, ModelFuture};
+    pub use extract_drive::{Chunk, ChunkStream, Model, ModelFuture};
 }
 
 /// The retry policy without I/O: a [`Run`](run::Run) builds each attempt's

@@ -32,4 +32,4 @@ pub use bulk::{Bulk, BulkReport, Progress};
 pub use error::{Error, ErrorKind};
 pub use extractor::Extractor;
 pub use journal::{Journal, JournalSummary, Review, ReviewDecision};
-pub use model::{Model, ModelFuture};
+pub use model::{Chunk, ChunkStream, Model, ModelFuture};

@@ -46,7 +46,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::{Error, Model, ModelFuture, Prompt, Reply};
+use crate::model::{Chunk, ChunkStream};
+use crate::{Error, Model, ModelFuture, Prompt, Reply, ReplyContent};
 
 /// A model that returns the given replies in order, returns
 /// [`Error::Other`] holding [`ScriptExhausted`] once it runs dry, and
@@ -65,6 +66,8 @@ pub struct Scripted {
 struct State {
     replies: VecDeque<Reply>,
     prompts: Vec<Prompt>,
+    /// The size of a streamed reply's chunks, in bytes; `None`: one chunk.
+    chunk_bytes: Option<usize>,
 }
 
 impl Scripted {
@@ -75,7 +78,16 @@ impl Scripted {
         I::Item: Into<Reply>,
     {
         let replies = replies.into_iter().map(Into::into).collect();
-        Scripted { state: Arc::new(Mutex::new(State { replies, prompts: Vec::new() })) }
+        Scripted { state: Arc::new(Mutex::new(State { replies, prompts: Vec::new(), chunk_bytes: None })) }
+    }
+
+    /// The same model (and its clones), streaming each tool call's input in
+    /// chunks of `bytes` bytes (a character is never split; at least one
+    /// byte), before the whole reply, as a streaming backend would. Without
+    /// it, [`Model::stream`] gives each reply as one [`Chunk::Done`].
+    pub fn chunked(self, bytes: usize) -> Scripted {
+        self.lock().chunk_bytes = Some(bytes.max(1));
+        self
     }
 
     /// Queues one more reply after the others.
@@ -114,15 +126,42 @@ pub struct ScriptExhausted {
     pub call: usize,
 }
 
+impl Scripted {
+    /// Records `prompt` and takes the next reply.
+    fn answer(&self, prompt: &Prompt) -> Result<Reply, Error> {
+        let mut state = self.lock();
+        state.prompts.push(prompt.clone());
+        let call = state.prompts.len();
+        state.replies.pop_front().ok_or_else(|| Error::other(ScriptExhausted { call }))
+    }
+}
+
 impl Model for Scripted {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
-        let result = {
-            let mut state = self.lock();
-            state.prompts.push(prompt.clone());
-            let call = state.prompts.len();
-            state.replies.pop_front().ok_or_else(|| Error::other(ScriptExhausted { call }))
+        Box::pin(std::future::ready(self.answer(prompt)))
+    }
+
+    fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
+        let chunk_bytes = self.lock().chunk_bytes;
+        let chunks = match (self.answer(prompt), chunk_bytes) {
+            (Err(error), _) => vec![Err(error)],
+            (Ok(reply), None) => vec![Ok(Chunk::Done(reply))],
+            (Ok(reply), Some(bytes)) => {
+                let text = match &reply.content {
+                    ReplyContent::ToolCall { input, .. } => Some(input.to_string()),
+                    ReplyContent::ToolCallText { json, .. } => Some(json.clone()),
+                    _ => None,
+                };
+                let mut chunks: Vec<_> = text
+                    .iter()
+                    .flat_map(|text| split(text, bytes))
+                    .map(|c| Ok(Chunk::Output(c.into())))
+                    .collect();
+                chunks.push(Ok(Chunk::Done(reply)));
+                chunks
+            }
         };
-        Box::pin(std::future::ready(result))
+        Box::pin(futures_util::stream::iter(chunks))
     }
 
     fn name(&self) -> &str {
@@ -132,6 +171,22 @@ impl Model for Scripted {
     fn provider(&self) -> &str {
         "extract.scripted"
     }
+}
+
+/// `text` in pieces of about `bytes` bytes, each ended at a character boundary.
+fn split(text: &str, bytes: usize) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = bytes.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
 }
 
 #[cfg(test)]
@@ -162,5 +217,61 @@ mod tests {
         assert_eq!(model.remaining(), 0);
         model.push(Reply::text("late"));
         assert_eq!(rt.block_on(clone.call(&p)).unwrap(), Reply::text("late"));
+    }
+
+    fn streamed(model: &dyn Model, prompt: &Prompt) -> Vec<Chunk> {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let results: Vec<Result<Chunk, Error>> =
+            rt.block_on(futures_util::StreamExt::collect(model.stream(prompt)));
+        results.into_iter().map(|r| r.unwrap()).collect()
+    }
+
+    #[test]
+    fn a_chunked_script_streams_the_input_text_in_pieces_then_the_whole_reply() {
+        let input = json!({"name": "Café Zürich €", "amount": 1234.5, "items": [1, 2, 3]});
+        let reply = Reply::tool_call(input.clone());
+        let model = Scripted::new([reply.clone(), Reply::text("no tool")]).chunked(3);
+        // Through a box, as a driver holds it: the stream is the script's own.
+        let boxed: Box<dyn Model> = Box::new(model.clone());
+        let chunks = streamed(&boxed, &prompt());
+        let (last, outputs) = chunks.split_last().unwrap();
+        assert_eq!(last, &Chunk::Done(reply));
+        let mut text = String::new();
+        for chunk in outputs {
+            let Chunk::Output(piece) = chunk else { panic!("only output before the end: {chunk:?}") };
+            // A piece is 3 bytes, or longer only to end at a character.
+            assert!(piece.len() <= 3 + 3, "{piece:?}");
+            text.push_str(piece);
+        }
+        assert_eq!(text, input.to_string());
+        let mut reader = extract_core::stream::PartialJson::new();
+        for chunk in outputs {
+            let Chunk::Output(piece) = chunk else { unreachable!() };
+            reader.push(piece).unwrap();
+        }
+        assert_eq!(reader.finish().unwrap(), input);
+        // A reply without a tool call has no output to stream.
+        assert_eq!(streamed(&model, &prompt()), vec![Chunk::Done(Reply::text("no tool"))]);
+        assert_eq!(model.calls(), 2, "a stream is a call, recorded as one");
+    }
+
+    #[test]
+    fn an_unchunked_script_streams_each_reply_whole_and_an_empty_one_fails() {
+        let model = Scripted::new([json!({"n": 1})]);
+        assert_eq!(streamed(&model, &prompt()), vec![Chunk::Done(Reply::tool_call(json!({"n": 1})))]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let results: Vec<Result<Chunk, Error>> =
+            rt.block_on(futures_util::StreamExt::collect(model.stream(&prompt())));
+        assert_eq!(results.len(), 1);
+        let dry = results[0].as_ref().unwrap_err();
+        let cause = std::error::Error::source(dry).and_then(|e| e.downcast_ref::<ScriptExhausted>());
+        assert_eq!(cause, Some(&ScriptExhausted { call: 2 }));
+    }
+
+    #[test]
+    fn split_ends_every_piece_at_a_character() {
+        assert_eq!(split("aé€b", 1), ["a", "é", "€", "b"]);
+        assert_eq!(split("abcde", 2), ["ab", "cd", "e"]);
+        assert!(split("", 4).is_empty());
     }
 }
