@@ -180,9 +180,11 @@ pub mod bulk {
 
 /// Streaming: what is known of a model's output while it arrives.
 /// [`PartialJson`](stream::PartialJson) reads its JSON chunk by chunk and
-/// says which values are finished.
+/// says which values are finished; [`judge`](stream::judge()) says what a
+/// prefix already decides: the violations no later output can change, and
+/// the paths that are finished and pass every check that reads them.
 pub mod stream {
-    pub use extract_core::stream::{PartialJson, ReadError};
+    pub use extract_core::stream::{Judgement, PartialJson, ReadError, judge};
 }
 
 /// The HTML report of a run: statistics, escalations, reviewer corrections.

@@ -9,6 +9,7 @@ mod feedback;
 mod hostile_output;
 mod one_walk;
 mod quote_policy;
+mod streamed_prefixes;
 mod structure_layer;
 mod validator_panics;
 mod variants;

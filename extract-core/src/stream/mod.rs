@@ -1,7 +1,10 @@
 //! Streaming: what can be known of an output while it arrives. The
 //! [`reader::PartialJson`] reads a model's JSON chunk by chunk and says
-//! which values are finished.
+//! which values are finished; [`judge::judge()`] says what a prefix already
+//! decides (the violations no later output can change, the paths complete).
 
+pub mod judge;
 pub mod reader;
 
+pub use judge::{Judgement, judge};
 pub use reader::{PartialJson, ReadError};

@@ -27,6 +27,25 @@ pub struct Audit<'d> {
     path: Vec<Segment>,
     violations: Vec<Violation>,
     sources: Vec<Source>,
+    /// Every check the walk ran, kept only when asked for
+    /// ([`with_ledger`](Audit::with_ledger)).
+    ledger: Option<Vec<CheckRun>>,
+}
+
+/// One check the walk ran: where, what it read, and whether it held.
+///
+/// A streamed output's judge uses it to know which checks have run on
+/// finished values only: a check's result depends on its fields alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckRun {
+    /// The value whose type holds the check.
+    pub at: FieldPath,
+    /// The fields the check reads, as JSON paths (a field over a
+    /// collection names it without an index: every item is read). Empty
+    /// for a `with = function` check, which reads the whole value `at`.
+    pub fields: Vec<FieldPath>,
+    /// Whether it held (a check that did not apply holds).
+    pub held: bool,
 }
 
 impl<'d> Audit<'d> {
@@ -40,7 +59,19 @@ impl<'d> Audit<'d> {
             path: Vec::new(),
             violations: Vec::new(),
             sources: Vec::new(),
+            ledger: None,
         }
+    }
+
+    /// The same walk, keeping a [`CheckRun`] of every check it runs.
+    pub fn with_ledger(mut self) -> Audit<'d> {
+        self.ledger = Some(Vec::new());
+        self
+    }
+
+    /// Every check the walk ran (empty without [`with_ledger`](Audit::with_ledger)).
+    pub fn take_ledger(&mut self) -> Vec<CheckRun> {
+        self.ledger.take().unwrap_or_default()
     }
 
     /// The violations found, and the provenance of every quote that held.
@@ -106,10 +137,34 @@ impl<'d> Audit<'d> {
         // reaches the one reporting code every check shares.
         let failure = match eval(&mut Recorder::off()) {
             Ok(Some(false)) => None,
-            Ok(_) => return,
+            Ok(_) => {
+                if self.ledger.is_some() {
+                    self.note_check(info, index, true);
+                }
+                return;
+            }
             Err(e) => Some(e),
         };
+        if self.ledger.is_some() {
+            self.note_check(info, index, false);
+        }
         self.report_failed_check(info, index, failure, &mut eval)
+    }
+
+    /// The JSON paths of the fields check `index` of `info` reads, from here.
+    fn check_fields(&self, info: &'static TypeInfo, index: usize) -> Vec<FieldPath> {
+        let meta = &info.checks()[index];
+        meta.fields.iter().map(|f| self.here(&info.json_path(&f.split('.').collect::<Vec<_>>()))).collect()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_check(&mut self, info: Option<&'static TypeInfo>, index: usize, held: bool) {
+        let info = described(info);
+        let fields =
+            if info.checks()[index].with.is_some() { Vec::new() } else { self.check_fields(info, index) };
+        let run = CheckRun { at: self.here(&[]), fields, held };
+        self.ledger.get_or_insert_default().push(run);
     }
 
     #[cold]
@@ -138,11 +193,7 @@ impl<'d> Audit<'d> {
                 format!("check failed: {rule}{tolerance}{}", values_text(info, meta, &recorder))
             }
         };
-        let fields: Vec<FieldPath> = meta
-            .fields
-            .iter()
-            .map(|f| self.here(&info.json_path(&f.split('.').collect::<Vec<_>>())))
-            .collect();
+        let fields = self.check_fields(info, index);
         let path = fields.first().cloned().unwrap_or_else(|| self.here(&[]));
         let code = meta.code.map_or(Code::CHECK_FAILED, Code::new_static);
         self.report(
@@ -160,6 +211,9 @@ impl<'d> Audit<'d> {
         index: usize,
         result: Result<(), E>,
     ) {
+        if self.ledger.is_some() {
+            self.note_check(info, index, result.is_ok());
+        }
         if let Err(error) = result {
             let info = described(info);
             let meta = &info.checks()[index];
@@ -190,6 +244,15 @@ impl<'d> Audit<'d> {
     pub fn check_quote(&mut self, quote: &str, value: Quoted<'_>, recoverable: bool) {
         let quote_norm = normalize_whitespace(quote);
         let found = if quote_norm.is_empty() { None } else { self.find(&quote_norm) };
+        if let Some(ledger) = &mut self.ledger {
+            // A quote check reads its sourced value whole: the value and the quote.
+            let held = found.is_some() && value.occurs_in(&quote_norm);
+            ledger.push(CheckRun {
+                at: FieldPath::from_segments(self.path.clone()),
+                fields: Vec::new(),
+                held,
+            });
+        }
         let failure = match &found {
             _ if quote_norm.is_empty() => {
                 Some("the quote is empty; quote the span of the document the value was read from".to_string())
