@@ -243,3 +243,43 @@ fn random_outputs_are_judged_soundly_at_every_byte() {
     let (valid, stopped_early) = (valid.get(), stopped_early.get());
     assert!(valid >= 5 && stopped_early >= 10, "valid {valid}, stopped early {stopped_early}");
 }
+
+/// A stream stopped early is a reply of its own kind: the run judges its
+/// prefix again (so a replayed run decides the same), and in patch mode the
+/// correction asks for every field, there being no whole output to patch.
+#[test]
+fn a_stopped_prefix_is_judged_again_and_corrected_in_full() {
+    use extract::model::{Reply, ReplyContent};
+    use extract::run::{Next, Run};
+    use extract::{Corrections, Retries};
+
+    let mut negative = good();
+    negative["line_items"][0]["amount"] = json!(-120.0);
+    let text = serde_json::to_string(&negative).unwrap();
+    let partial = &text[..text.find("\"Bolts\"").unwrap()];
+
+    let mut wrong_total = good();
+    wrong_total["total"] = json!(999.0);
+    let mut run = Run::<Bill>::for_type(DOCUMENT, Retries::new(3).unwrap()).corrections(Corrections::Patch);
+    // A whole output first, so patch mode has a base to patch.
+    let Next::Call(patch) = run.on_reply(Reply::tool_call(wrong_total)) else {
+        panic!("a correction follows")
+    };
+    assert!(patch.asks_for_patch());
+    let stopped = Reply::stopped(partial, "line_items[0].amount: check failed: amount >= 0");
+    assert!(matches!(stopped.content, ReplyContent::Stopped { .. }));
+    let Next::Call(full) = run.on_reply(stopped) else { panic!("a correction follows") };
+    assert!(!full.asks_for_patch(), "a stopped attempt is corrected in full");
+    let correction = full.correction.as_ref().unwrap();
+    assert_eq!(correction.previous_output, partial);
+    assert!(correction.violations.contains("line_items[0].amount"), "{}", correction.violations);
+    assert!(correction.violations.contains("amount >= 0"), "{}", correction.violations);
+    let chain = run.failed_attempts();
+    assert_eq!(chain.len(), 2);
+    assert_eq!(chain[1].violations.len(), 1);
+    assert_eq!(chain[1].violations[0].path.to_string(), "line_items[0].amount");
+    // The corrected whole answer is accepted.
+    let Next::Done(outcome) = run.on_reply(Reply::tool_call(good())) else { panic!("done") };
+    assert!(outcome.is_valid(), "{outcome:?}");
+    assert_eq!(outcome.attempts(), 3);
+}

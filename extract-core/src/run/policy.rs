@@ -118,7 +118,13 @@ pub struct Run<T> {
     /// The type's fields (JSON names), for an escalation's partial result;
     /// empty for a caller's own validator.
     fields: Vec<&'static str>,
+    /// What judges a stopped stream's prefix again (a derived type's run).
+    prefix_judge: Option<PrefixJudge>,
 }
+
+/// Judges a stopped stream's prefix against the document's text: the
+/// violations it had already decided.
+type PrefixJudge = fn(&str, Option<&str>) -> Option<Violations>;
 
 impl<T> Run<T> {
     /// A run that asks for `tool` over `document` and judges each output with
@@ -157,6 +163,7 @@ impl<T> Run<T> {
             chain: Vec::new(),
             finished: false,
             fields: Vec::new(),
+            prefix_judge: None,
         }
     }
 
@@ -298,6 +305,10 @@ impl<T> Run<T> {
         if self.corrections == Corrections::Patch && output.as_ref().is_some_and(Value::is_object) {
             self.base.clone_from(&output);
         }
+        if matches!(reply.content, ReplyContent::Stopped { .. }) {
+            // No whole output to patch: the correction asks for every field.
+            self.base = None;
+        }
         self.chain.push(
             FailedAttempt::new(attempt, violations.clone(), reply.usage)
                 .with_patch(patch)
@@ -362,6 +373,11 @@ impl<T> Run<T> {
     /// (text, another tool) is judged against `patch_output`, the tool that
     /// was asked for.
     fn judge(&self, reply: &Reply) -> (Result<Accepted<T>, Violations>, Produced) {
+        if let (ReplyContent::Stopped { partial, .. }, Some(judge)) = (&reply.content, self.prefix_judge)
+            && let Some(violations) = judge(partial, self.prompt.document.searchable_text())
+        {
+            return (Err(violations), Produced::Reply);
+        }
         let base = self.base.as_ref().filter(|_| self.prompt.asks_for_patch());
         let Some(base) = base else {
             let result = syntax::tool_input(reply, &self.tool.name).and_then(|input| self.validate(&input));
@@ -401,8 +417,9 @@ impl<T> Run<T> {
             }
             None => {
                 let shown = match (output, self.prompt.asks_for_patch()) {
-                    // A patch attempt's output is the patched object, not the reply.
-                    (Some(output), true) => syntax::compact(output),
+                    // A patch attempt's output is the patched object, not the
+                    // reply; a stopped stream's is its prefix, shown verbatim.
+                    (Some(output), true) if output.is_object() => syntax::compact(output),
                     _ => syntax::output_text(reply),
                 };
                 (self.system.clone(), self.tool.clone(), Correction::new(&self.tool.name, shown, violations))
@@ -487,6 +504,7 @@ impl<T: Extractable + 'static> Run<T> {
             |output: &Value, document: &Document| crate::validate::validate_document::<T>(output, document);
         let mut run = Run::judged_by(T::tool(), document.into(), retries, Box::new(validator));
         run.fields = T::__describe().fields().iter().map(|f| f.json_name).collect();
+        run.prefix_judge = Some(crate::stream::prefix_violations::<T>);
         run
     }
 }

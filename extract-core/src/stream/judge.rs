@@ -267,3 +267,12 @@ fn placeholder(schema: &Value, root: &Value) -> Value {
         }
     }
 }
+
+/// The violations a stopped stream's prefix `partial` had decided, judged
+/// as [`judge`] judged them while it arrived (`None` when it decides none,
+/// or is not JSON a stream could have stopped on).
+pub fn prefix_violations<T: Extractable>(partial: &str, text: Option<&str>) -> Option<crate::Violations> {
+    let mut reader = PartialJson::new();
+    reader.push(partial).ok()?;
+    crate::Violations::new(judge::<T>(&reader, text).violations)
+}

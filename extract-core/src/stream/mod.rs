@@ -6,5 +6,5 @@
 pub mod judge;
 pub mod reader;
 
-pub use judge::{Judgement, judge};
+pub use judge::{Judgement, judge, prefix_violations};
 pub use reader::{PartialJson, ReadError};

@@ -69,6 +69,15 @@ pub fn tool_input<'r>(reply: &'r Reply, tool_name: &str) -> Result<Cow<'r, Value
         ReplyContent::Refusal { .. } => {
             return Err(syntax(Code::REFUSAL, "the model declined to answer".to_string(), false));
         }
+        ReplyContent::Stopped { stopped_by, .. } => {
+            return Err(syntax(
+                Code::STOPPED,
+                format!(
+                    "the output was stopped before it ended: {stopped_by}; call the tool `{tool_name}` again with every field"
+                ),
+                true,
+            ));
+        }
         ReplyContent::Truncated { limit: Truncation::MaxTokens, .. } => {
             return Err(syntax(
                 Code::TRUNCATED,
@@ -116,6 +125,7 @@ pub(crate) fn reply_output(reply: &Reply) -> Option<Value> {
         ReplyContent::Text(text) => Some(Value::String(text.clone())),
         ReplyContent::Refusal { text, .. } if !text.is_empty() => Some(Value::String(text.clone())),
         ReplyContent::Refusal { .. } => None,
+        ReplyContent::Stopped { partial, .. } => Some(Value::String(partial.clone())),
         ReplyContent::Truncated { partial, .. } => partial.clone().map(Value::String),
     }
 }
@@ -131,6 +141,7 @@ pub(crate) fn output_text(reply: &Reply) -> String {
         },
         ReplyContent::Text(text) => text.clone(),
         ReplyContent::Refusal { text, .. } => text.clone(),
+        ReplyContent::Stopped { partial, .. } => partial.clone(),
         ReplyContent::Truncated { partial, .. } => partial.clone().unwrap_or_default(),
     }
 }

@@ -56,6 +56,19 @@ pub enum ReplyContent {
         /// The API's `stop_details`, kept as sent.
         details: Option<serde_json::Value>,
     },
+    /// A streamed output stopped early: a finished value already failed a
+    /// check no later output could change, and the request was cancelled
+    /// (see `Extractor::stop_early`). Its usage is estimated: an API reports
+    /// none for a stream it did not finish. A run of a derived type judges it
+    /// again from `partial`, so a replayed run decides as the first did.
+    Stopped {
+        /// The tool called, when known.
+        name: Option<String>,
+        /// The output's JSON text as far as it had arrived.
+        partial: String,
+        /// The violation that stopped it, as a person reads it.
+        stopped_by: String,
+    },
     /// The output was cut off before it was complete.
     Truncated {
         /// Which limit cut it off.
@@ -123,6 +136,15 @@ impl Reply {
     /// A refusal.
     pub fn refusal(text: impl Into<String>) -> Reply {
         Reply::new(ReplyContent::Refusal { text: text.into(), details: None })
+    }
+
+    /// A streamed output stopped early after `partial`, by the violation `stopped_by`.
+    pub fn stopped(partial: impl Into<String>, stopped_by: impl Into<String>) -> Reply {
+        Reply::new(ReplyContent::Stopped {
+            name: None,
+            partial: partial.into(),
+            stopped_by: stopped_by.into(),
+        })
     }
 
     /// Output cut off by `max_tokens`.

@@ -63,6 +63,10 @@ impl Code {
     pub const VALIDATOR_PANICKED: Code = Code::new_static("validator_panicked");
     /// The model refused to answer.
     pub const REFUSAL: Code = Code::new_static("refusal");
+    /// A streamed output was stopped early by a violation no later output
+    /// could change (reported so only when the run cannot judge the prefix
+    /// again: a caller's own validator).
+    pub const STOPPED: Code = Code::new_static("stopped");
     /// The output was cut off by a token limit.
     pub const TRUNCATED: Code = Code::new_static("truncated");
     /// The document does not fit the model's context window.

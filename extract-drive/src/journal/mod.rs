@@ -1005,7 +1005,8 @@ impl Store {
             document: document.to_string(),
             content: content.to_string(),
             key: CallKey { rung, ..CallKey::whole(prompt.attempt) },
-            cancelled: false,
+            // A stream stopped early: its usage is an estimate.
+            cancelled: matches!(reply.content, ReplyContent::Stopped { .. }),
             prompt: sent,
             batch: batch.map(str::to_owned),
             // Not the journal's failure: a reply that does not serialize is malformed.
@@ -1300,6 +1301,8 @@ mod tests {
             Reply::new(ReplyContent::Text("I cannot find an invoice here.".into())),
             Reply::new(ReplyContent::Refusal { text: "no".into(), details: Some(json!({"x": 1})) }),
             Reply::new(ReplyContent::Truncated { limit: crate::Truncation::MaxTokens, partial: None }),
+            Reply::stopped("{\"total\": -3", "total: check failed: total >= 0")
+                .with_usage(crate::Usage::new(10, 4)),
         ];
         let journal = Journal::sqlite(&path);
         let documents = vec![("d".to_string(), "c1".to_string())];
@@ -1314,7 +1317,10 @@ mod tests {
         let (_, recorded) = Store::open_for_run(&journal, &tool(), documents).await.unwrap();
         let read: Vec<&Reply> = recorded.replies["d"].iter().map(|r| &r.reply).collect();
         assert_eq!(read, replies.iter().collect::<Vec<_>>());
-        assert!(recorded.replies["d"].iter().all(|r| r.key == CallKey::whole(1) && !r.cancelled));
+        assert!(recorded.replies["d"].iter().all(|r| r.key == CallKey::whole(1)));
+        // Only the stopped stream is marked cancelled (its usage estimated).
+        let cancelled: Vec<bool> = recorded.replies["d"].iter().map(|r| r.cancelled).collect();
+        assert_eq!(cancelled, [false, false, false, false, false, true]);
         let (_, changed) =
             Store::open_for_run(&journal, &tool(), vec![("d".into(), "c2".into())]).await.unwrap();
         assert!(changed.replies.is_empty(), "another content: nothing replayed");
