@@ -16,7 +16,7 @@
 use serde_json::{Map, Value};
 
 use crate::validate::check::{Audit, Audited, CheckRun, Lazy};
-use crate::validate::structure::serde_violation;
+use crate::validate::structure::{resolve_ref, serde_violation};
 use crate::validate::{Extractable, TypeCache};
 use crate::{FieldPath, Segment, Violation};
 
@@ -79,10 +79,12 @@ pub fn judge<T: Extractable>(reader: &PartialJson, text: Option<&str>) -> Judgem
         return Judgement { violations, complete: Vec::new(), judged: false };
     };
     violations.extend(semantic.into_iter().filter(|v| match &v.check {
-        // A check stands once every field it read is finished.
-        Some(_) if !v.fields.is_empty() => v.fields.iter().all(&finished),
-        // A `with` check reads the whole value it sits on; a quote, its sourced value.
-        _ => parent(&v.path).is_some_and(|p| finished(&p)) || finished(&v.path) && v.check.is_some(),
+        // A check stands once everything it read is finished (a `with`
+        // check, which names no fields, reads the value it is reported at).
+        Some(_) if v.fields.is_empty() => finished(&v.path),
+        Some(_) => v.fields.iter().all(&finished),
+        // A quote, once its sourced value is.
+        None => parent(&v.path).is_some_and(|p| finished(&p)),
     }));
 
     let complete = reader
@@ -90,14 +92,10 @@ pub fn judge<T: Extractable>(reader: &PartialJson, text: Option<&str>) -> Judgem
         .iter()
         .filter(|path| {
             !violations.iter().any(|v| v.path.segments().starts_with(path.segments()))
-                && ledger.iter().filter(|run| reads(run, path)).all(|run| {
-                    run.held
-                        && if run.fields.is_empty() {
-                            finished(&run.at)
-                        } else {
-                            run.fields.iter().all(&finished)
-                        }
-                })
+                && ledger
+                    .iter()
+                    .filter(|run| reads(run, path))
+                    .all(|run| run.held && run.read().iter().all(&finished))
         })
         .cloned()
         .collect();
@@ -118,10 +116,7 @@ fn parent(path: &FieldPath) -> Option<FieldPath> {
 /// Whether check `run` reads the value at `path` (or one inside it, or one
 /// holding it; see [`overlaps`]).
 fn reads(run: &CheckRun, path: &FieldPath) -> bool {
-    if run.fields.is_empty() {
-        return overlaps(run.at.segments(), path.segments());
-    }
-    run.fields.iter().any(|field| overlaps(field.segments(), path.segments()))
+    run.read().iter().any(|field| overlaps(field.segments(), path.segments()))
 }
 
 /// Whether `field` (a field path, without an index where it spans a
@@ -184,16 +179,7 @@ fn complete_value(
 
 /// `schema` with a local `$ref` followed.
 fn resolve<'s>(schema: &'s Value, root: &'s Value) -> &'s Value {
-    let mut schema = schema;
-    for _ in 0..32 {
-        let Some(reference) = schema.get("$ref").and_then(Value::as_str) else { break };
-        let Some(pointer) = reference.strip_prefix('#') else { break };
-        match root.pointer(pointer) {
-            Some(target) => schema = target,
-            None => break,
-        }
-    }
-    schema
+    resolve_ref(root, schema)
 }
 
 /// The branch of `schema` that describes an object, if any.

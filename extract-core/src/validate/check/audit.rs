@@ -48,6 +48,13 @@ pub struct CheckRun {
     pub held: bool,
 }
 
+impl CheckRun {
+    /// What the check read: its fields, or the whole value `at`.
+    pub fn read(&self) -> &[FieldPath] {
+        if self.fields.is_empty() { std::slice::from_ref(&self.at) } else { &self.fields }
+    }
+}
+
 impl<'d> Audit<'d> {
     /// A walk over a value extracted from a document whose text is `text`
     /// (`None`: no text to check quotes against).

@@ -492,17 +492,8 @@ impl Converter<'_> {
     }
 
     /// `schema`, or what its `$ref` names (a few hops).
-    fn resolve<'v>(&'v self, mut schema: &'v Value) -> &'v Value {
-        for _ in 0..MAX_REF_HOPS {
-            match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
-                Some(pointer) => match self.root.pointer(pointer) {
-                    Some(target) => schema = target,
-                    None => break,
-                },
-                None => break,
-            }
-        }
-        schema
+    fn resolve<'v>(&'v self, schema: &'v Value) -> &'v Value {
+        resolve_ref(self.root, schema)
     }
 
     /// What the branches of the union at `schema_path` accept, described.
@@ -716,4 +707,19 @@ fn list_values(values: &[Value]) -> String {
 /// A message fragment from elsewhere (a pattern, a library's text), kept short.
 pub(super) fn short_text(text: &str) -> String {
     shorten(text, 120)
+}
+
+/// `schema`, or what its local `$ref` names in `root` (a few hops; a
+/// reference that names nothing stays as it is).
+pub(crate) fn resolve_ref<'v>(root: &'v Value, mut schema: &'v Value) -> &'v Value {
+    for _ in 0..MAX_REF_HOPS {
+        match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            Some(pointer) => match root.pointer(pointer) {
+                Some(target) => schema = target,
+                None => break,
+            },
+            None => break,
+        }
+    }
+    schema
 }

@@ -27,6 +27,7 @@ use compile::{
     bound_f32, cut_below, exceeds_f32, mentions_unique_items, needs_schema_pass, schema_depth, too_deep,
 };
 use convert::Converter;
+pub(crate) use convert::resolve_ref;
 use forms::Forms;
 pub use serde_fallback::serde_violation;
 use walk::Walk;
