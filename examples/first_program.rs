@@ -5,9 +5,9 @@
 // cargo run --example first_program
 // ```
 
-use extract::model::{Model, Reply};
+use extract::model::{FromEnv, Model, Reply};
 use extract::testing::Scripted;
-use extract::{Extractable, Extractor, FromEnv, Outcome, Usage};
+use extract::{Extractable, Extractor, Outcome, Usage};
 use serde_json::json;
 
 /// Record one receipt exactly as printed.

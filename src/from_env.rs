@@ -23,7 +23,7 @@ use extract_drive::{Error, Extractor, Model};
 /// in the error with the feature to turn on.
 ///
 /// ```no_run
-/// use extract::{Extractor, FromEnv};
+/// use extract::{Extractor, model::FromEnv};
 /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
 /// # struct Invoice { total: f64 }
 ///

@@ -110,8 +110,7 @@ pub use extract_core::{
     Retries, Source, Sourced, Stats, Tool, Usage, Validated, Violation, Violations, leaf,
 };
 pub use extract_derive::Extractable;
-pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Extractor, Journal};
-pub use from_env::FromEnv;
+pub use extract_drive::{Bulk, BulkReport, Error, ErrorKind, Event, Extractor, Journal};
 
 mod from_env;
 pub mod guide;
@@ -144,8 +143,11 @@ pub mod cost {
 
 /// What a model backend needs: the [`Model`](model::Model) trait, the
 /// [`Prompt`](model::Prompt) it is sent (its blocks), and the
-/// [`Reply`](model::Reply) it answers with.
+/// [`Reply`](model::Reply) it answers with; and
+/// [`FromEnv`](model::FromEnv), for the backend the environment names
+/// (`Extractor::from_env()`).
 pub mod model {
+    pub use crate::from_env::FromEnv;
     pub use extract_core::run::{Block, BlockKind, Prompt};
     pub use extract_core::schema::StrictError;
     pub use extract_core::vocabulary::{Content, Reply, ReplyContent, Truncation};
@@ -179,12 +181,16 @@ pub mod bulk {
 }
 
 /// Streaming: what is known of a model's output while it arrives.
-/// [`PartialJson`](stream::PartialJson) reads its JSON chunk by chunk and
-/// says which values are finished; [`judge`](stream::judge()) says what a
-/// prefix already decides: the violations no later output can change, and
-/// the paths that are finished and pass every check that reads them.
+/// [`Extractor::stream`] gives [`Event`]s; each [`Event::Partial`] holds a
+/// [`Snapshot`](stream::Snapshot): the output so far and the
+/// [`PathState`](stream::PathState) of each path.
+/// [`PartialJson`](stream::PartialJson) reads a model's JSON chunk by chunk
+/// and says which values are finished; [`judge`](stream::judge()) says what
+/// a prefix already decides: the violations no later output can change,
+/// and the paths that are finished and pass every check that reads them.
 pub mod stream {
-    pub use extract_core::stream::{Judgement, PartialJson, ReadError, judge};
+    pub use extract_core::stream::{Judgement, PartialJson, PathState, ReadError, Snapshot, judge};
+    pub use extract_drive::EventStream;
 }
 
 /// The HTML report of a run: statistics, escalations, reviewer corrections.

@@ -56,7 +56,8 @@ pub fn live_model(args: &[String], example: &str) -> Result<Option<Box<dyn Model
     let configured = set("ANTHROPIC_API_KEY") || set("OPENAI_BASE_URL") || set("OPENAI_API_KEY");
     if chosen.is_none() && configured && max_tokens(args)?.is_none() {
         // No backend named: the one the environment names, as a program of yours would pick it.
-        use extract::{Extractor, FromEnv};
+        use extract::Extractor;
+        use extract::model::FromEnv;
         let model = Extractor::<Box<dyn Model>>::from_env().map_err(|e| e.to_string())?.into_model();
         println!("mode: live, against {} (Extractor::from_env)", model.name());
         return Ok(Some(model));

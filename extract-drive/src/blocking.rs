@@ -12,15 +12,21 @@ use crate::Error;
 /// runtime gets: blocking there would stall the runtime's thread, so it is
 /// refused with [`Error::Config`], never run.
 pub fn block_on<F: Future>(what: &str, instead: &str, future: F) -> Result<F::Output, Error> {
+    Ok(runtime(what, instead)?.block_on(future))
+}
+
+/// The runtime [`block_on`] runs on, made for `what` (refused inside a
+/// runtime, as [`block_on`] says): for a blocking twin that runs many
+/// futures on one runtime, as an iterator of a stream's items does.
+pub fn runtime(what: &str, instead: &str) -> Result<tokio::runtime::Runtime, Error> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(Error::config(format!(
             "{what} was called inside a tokio runtime, where it would block the runtime's thread; use \
              `{instead}` there"
         )));
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::io(format!("cannot start a tokio runtime for {what}"), e))?;
-    Ok(runtime.block_on(future))
+        .map_err(|e| Error::io(format!("cannot start a tokio runtime for {what}"), e))
 }

@@ -5,7 +5,8 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use crate::cost::{PriceTable, Rate};
-use crate::engine::{Engine, Job};
+use crate::engine::{Engine, EventQueue, Job, Streaming};
+use crate::events::{Event, EventStream};
 use crate::{
     Corrections, Document, Error, Escalation, Extractable, Model, Outcome, Retries, Run, Tool, Violations,
 };
@@ -68,6 +69,8 @@ pub struct Extractor<M> {
     ladder: Vec<Rung>,
     /// The table the rates come from (a later rung is priced from it).
     prices_table: PriceTable,
+    /// Whether a streamed attempt ends as soon as its output has failed.
+    stop_early: bool,
 }
 
 /// A stronger model of a ladder: the model (absent in an extractor's
@@ -102,6 +105,7 @@ impl<M: Model> Extractor<M> {
             cost_budget: None,
             ladder: Vec::new(),
             prices_table: PriceTable::claude(),
+            stop_early: true,
         }
     }
 
@@ -247,6 +251,19 @@ impl<M: Model> Extractor<M> {
         &self.model
     }
 
+    /// Whether a streamed attempt ([`stream`](Extractor::stream)) ends as
+    /// soon as a finished value fails a check that later output cannot
+    /// change: on by default. The model's request is cancelled, the
+    /// journal records the prefix with the violation that stopped it (its
+    /// usage estimated), and the correction carries that violation; in
+    /// patch mode it is a full correction. Off, a streamed extraction's
+    /// outcome is the one [`extract`](Extractor::extract) gives for the
+    /// same replies.
+    pub fn stop_early(mut self, on: bool) -> Extractor<M> {
+        self.stop_early = on;
+        self
+    }
+
     /// The model, taken out of the extractor.
     pub fn into_model(self) -> M {
         self.model
@@ -336,6 +353,92 @@ impl<M: Model> Extractor<M> {
         V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
     {
         block_on(self.extract_with(tool, document, validator))?
+    }
+
+    /// Extracts a `T` from `document` as [`extract`](Extractor::extract)
+    /// does, streaming each reply as the model writes it: a stream of
+    /// [`Event`]s, the outcome last. Dropping the stream cancels the call
+    /// in flight.
+    ///
+    /// Each [`Event::Partial`] shows the output so far and the paths that
+    /// are complete: finished, and passing every check that reads them (a
+    /// complete path never changes or fails later in its attempt). A value
+    /// that finished and fails a check nothing later can change ends the
+    /// attempt at once (see [`stop_early`](Extractor::stop_early)); the
+    /// correction carries that violation. A ladder of models
+    /// ([`then`](Extractor::then)) is refused with [`Error::Config`].
+    ///
+    /// ```
+    /// use extract::{Event, Extractor, testing::Scripted};
+    /// use futures_util::StreamExt;
+    /// use serde_json::json;
+    /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// # #[check(total > 0)]
+    /// # struct Receipt { shop: String, total: f64 }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = Scripted::new([json!({"shop": "Corner", "total": 7.5})]).chunked(4);
+    /// let extractor = Extractor::new(model);
+    /// let mut events = extractor.stream::<Receipt>("Corner shop. Total 7.50");
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         Event::Partial(snapshot) => println!("{} {:?}", snapshot.json(), snapshot.complete()),
+    ///         Event::Done(outcome) => assert_eq!(outcome.valid().unwrap().value().total, 7.5),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok::<(), extract::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn stream<T>(&self, document: impl Into<Document>) -> EventStream<'_, T>
+    where
+        T: Extractable + Send + 'static,
+    {
+        let queue = EventQueue::default();
+        let streaming = Streaming {
+            events: queue.clone(),
+            judge: crate::stream::judge::<T>,
+            stop_early: self.stop_early,
+        };
+        let run = self.configure(Run::<T>::for_type(document, self.retries));
+        let drive = async move {
+            self.check_prices()?;
+            if !self.ladder.is_empty() {
+                return Err(Error::config(
+                    "a ladder of models (Extractor::then) cannot stream: use extract, or an extractor without `then`",
+                ));
+            }
+            Engine::without_journal().drive(&mut Job::new(run).streaming(streaming), self).await?
+        };
+        crate::events::events(drive, queue)
+    }
+
+    /// [`stream`](Extractor::stream) for callers without an async runtime:
+    /// an iterator of the same events, run on a runtime of its own. Called
+    /// inside a tokio runtime its one item is [`Error::Config`].
+    ///
+    /// ```
+    /// use extract::{Event, Extractor, testing::Scripted};
+    /// use serde_json::json;
+    /// # #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// # #[check(total > 0)]
+    /// # struct Receipt { total: f64 }
+    /// let model = Scripted::new([json!({"total": -7.5}), json!({"total": 7.5})]).chunked(3);
+    /// let extractor = Extractor::new(model);
+    /// let retries = extractor
+    ///     .stream_blocking::<Receipt>("Total 7.50")
+    ///     .filter(|event| matches!(event, Ok(Event::Retry { .. })))
+    ///     .count();
+    /// assert_eq!(retries, 1, "the negative total was stopped and corrected");
+    /// ```
+    pub fn stream_blocking<T>(
+        &self,
+        document: impl Into<Document>,
+    ) -> impl Iterator<Item = Result<Event<T>, Error>> + Send + '_
+    where
+        T: Extractable + Send + 'static,
+    {
+        crate::events::Blocking::new(self.stream::<T>(document))
     }
 
     async fn drive<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
@@ -462,6 +565,7 @@ impl<M> Extractor<M> {
             cost_budget: self.cost_budget,
             ladder: self.ladder.iter().map(|rung| Rung { model: None, ..rung.clone() }).collect(),
             prices_table: self.prices_table.clone(),
+            stop_early: self.stop_early,
         }
     }
 
@@ -486,4 +590,5 @@ where
     is_send(&extractor.extract::<T>(""));
     is_send(&extractor.run(run));
     is_send(&extractor.extract_with(T::tool(), "", crate::validate::<T>));
+    is_send(&extractor.stream::<T>(""));
 }

@@ -18,6 +18,7 @@ pub mod bulk;
 pub mod clock;
 pub mod engine;
 mod error;
+pub mod events;
 mod extractor;
 #[cfg(feature = "http")]
 pub mod http;
@@ -30,6 +31,7 @@ pub mod testing;
 
 pub use bulk::{Bulk, BulkReport, Progress};
 pub use error::{Error, ErrorKind};
+pub use events::{Event, EventStream};
 pub use extractor::Extractor;
 pub use journal::{Journal, JournalSummary, Review, ReviewDecision};
 pub use model::{Chunk, ChunkStream, Model, ModelFuture};

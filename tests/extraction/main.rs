@@ -15,3 +15,4 @@ mod patch;
 mod patch_cost;
 mod request_bytes;
 mod scripted;
+mod streaming;

@@ -210,7 +210,7 @@ fn child_process_extracts_with_the_backend_the_environment_names() {
     if std::env::var("EXTRACT_FROM_ENV_CHILD").is_err() {
         return;
     }
-    use extract::FromEnv;
+    use extract::model::FromEnv;
     let extractor = Extractor::from_env().unwrap();
     assert_eq!(extractor.model().name(), "claude-sonnet-5-5");
     let outcome = extractor.extract_blocking::<Invoice>(DOCUMENT).unwrap();

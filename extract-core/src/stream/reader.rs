@@ -483,7 +483,7 @@ fn number(text: &str) -> Option<Value> {
 }
 
 /// The value at `segments` inside `value`.
-fn value_at<'v>(value: &'v Value, segments: &[Segment]) -> Option<&'v Value> {
+pub(super) fn value_at<'v>(value: &'v Value, segments: &[Segment]) -> Option<&'v Value> {
     segments.iter().try_fold(value, |value, segment| match segment {
         Segment::Key(key) => value.get(key.as_ref()),
         Segment::Index(index) => value.get(index),

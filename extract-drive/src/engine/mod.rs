@@ -13,6 +13,10 @@
 //! engine.drive(&mut job, &model)      all of the above against a model, until an outcome
 //! ```
 //!
+//! A job may stream its calls ([`Job::streaming`]): the drive then reads
+//! each reply as it arrives, shows it and may stop it early
+//! ([`Streaming`]); everything else is the same drive.
+//!
 //! A reply is keyed by its document, the document's content, and a
 //! [`CallKey`]: the part of the document (the whole, or a window), the rung
 //! of a ladder of models and the attempt; and a reply may be a cancelled
@@ -26,6 +30,7 @@
 mod key;
 #[cfg(feature = "postgres")]
 mod shared;
+mod streamed;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -36,6 +41,7 @@ use tracing::Instrument;
 pub use key::{CallKey, Part};
 #[cfg(feature = "postgres")]
 pub use shared::Coordinating;
+pub use streamed::{EventQueue, PrefixJudge, Streaming};
 
 use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
 use crate::telemetry as names;
@@ -265,7 +271,12 @@ impl Engine {
                 };
                 let chat = chat_span(model, job.attempt());
                 let started = std::time::Instant::now();
-                let called = model.call(job.start().prompt()).instrument(chat.clone()).await;
+                job.start();
+                let prompt = job.run().expect("started above").prompt();
+                let called = match &job.streaming {
+                    Some(streaming) => streaming.call(model, prompt).instrument(chat.clone()).await,
+                    None => model.call(prompt).instrument(chat.clone()).await,
+                };
                 record_call_metrics(model, &called, started.elapsed());
                 let reply = match called {
                     Ok(reply) => reply,
@@ -278,7 +289,7 @@ impl Engine {
                 // The reply's `validation` event sits in its call's span.
                 match self.answer(job, reply, None).instrument(chat).await {
                     Ok(Some(outcome)) => return Ok(Ok(outcome)),
-                    Ok(None) => continue,
+                    Ok(None) => job.retrying(),
                     // The journal's own failure stops the run; anything else is this document's.
                     Err(error) => return self.failure().map_or(Ok(Err(error)), Err),
                 }
@@ -662,6 +673,8 @@ pub struct Job<T> {
     rung: u32,
     rungs: u32,
     earlier: Option<Escalation>,
+    /// How its calls stream, when they do.
+    streaming: Option<Streaming<T>>,
 }
 
 impl<T> Job<T> {
@@ -688,6 +701,22 @@ impl<T> Job<T> {
             rung: 0,
             rungs: 1,
             earlier: None,
+            streaming: None,
+        }
+    }
+
+    /// The same job with its calls streamed as `streaming` says.
+    pub fn streaming(mut self, streaming: Streaming<T>) -> Job<T> {
+        self.streaming = Some(streaming);
+        self
+    }
+
+    /// A reply did not end the run: a streamed job reports the attempt
+    /// that starts and what the one before failed on.
+    fn retrying(&self) {
+        let (Some(streaming), Some(run)) = (&self.streaming, self.run()) else { return };
+        if let Some(failed) = run.failed_attempts().last() {
+            streaming.retry(run.attempt(), failed.violations.clone());
         }
     }
 

@@ -1,0 +1,149 @@
+//! The streaming call step of [`Engine::drive`](super::Engine::drive): a
+//! model's reply read chunk by chunk into a [`PartialJson`], each prefix
+//! shown as a [`Snapshot`] and judged as values finish, and the attempt
+//! stopped (the model's stream dropped, so its request is cancelled) as
+//! soon as a finished value fails a check nothing later can change.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt;
+
+use crate::events::Event;
+use crate::stream::{Judgement, PartialJson, Snapshot};
+use crate::{Chunk, Error, FieldPath, Model, Prompt, Reply, Usage};
+
+/// Judges a prefix of an output for one type (`stream::judge::<T>`).
+pub type PrefixJudge = fn(&PartialJson, Option<&str>) -> Judgement;
+
+/// The events a streamed drive produces before its outcome, queued for
+/// the [`Events`](crate::events::Events) stream that polls the drive.
+/// Events are pushed only while the drive is polled, and the stream polls
+/// the drive only when the queue is empty: the queue never holds more than
+/// one poll's work, and needs no waker.
+pub type EventQueue<T> = Arc<Mutex<VecDeque<Event<T>>>>;
+
+/// How a job's calls stream: where their events go, how a prefix is
+/// judged, and whether a prefix that already failed ends the attempt.
+pub struct Streaming<T> {
+    pub(crate) events: EventQueue<T>,
+    pub(crate) judge: PrefixJudge,
+    pub(crate) stop_early: bool,
+}
+
+impl<T> Streaming<T> {
+    fn send(&self, event: Event<T>) {
+        self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(event);
+    }
+
+    /// Starts attempt `attempt` after the `violations` of the one before.
+    pub(crate) fn retry(&self, attempt: u32, violations: crate::Violations) {
+        self.send(Event::Retry { attempt, violations });
+    }
+
+    /// One call of `model` with `prompt`, streamed: its reply, or the
+    /// prefix it was stopped at ([`Reply::stopped`], its usage estimated).
+    pub(crate) async fn call(&self, model: &dyn Model, prompt: &Prompt) -> Result<Reply, Error> {
+        let text = prompt.document.searchable_text();
+        let mut chunks = model.stream(prompt);
+        let mut output = Output::default();
+        while let Some(chunk) = chunks.next().await {
+            match chunk? {
+                Chunk::Output(piece) => {
+                    if let Some(stopped_by) = output.read(&piece, self.judge, text, self.stop_early) {
+                        // Dropping the stream drops the backend's connection.
+                        drop(chunks);
+                        let usage = estimated_usage(prompt, &output.text);
+                        return Ok(Reply::stopped(output.text, stopped_by).with_usage(usage));
+                    }
+                    if output.readable() {
+                        self.send(Event::Partial(output.snapshot()));
+                    }
+                }
+                Chunk::Restart => {
+                    output = Output::default();
+                    self.send(Event::Restart);
+                }
+                Chunk::Done(reply) => return Ok(reply),
+            }
+        }
+        Err(Error::invalid_response(format!(
+            "the stream of {} ended without its reply (no final chunk)",
+            model.name()
+        )))
+    }
+}
+
+/// The output of the attempt in flight.
+#[derive(Default)]
+struct Output {
+    text: String,
+    /// `None` once the text is not JSON: nothing more is shown or judged,
+    /// and the whole reply is judged as `extract` judges it.
+    reader: Option<PartialJson>,
+    started: bool,
+    /// The complete paths so far (they stay complete: a judgement that
+    /// could not read its prefix keeps them).
+    complete: Vec<FieldPath>,
+}
+
+impl Output {
+    /// Reads `piece`; the violation that ends the attempt, if `stop_early`
+    /// and a value it finished fails for good.
+    fn read(
+        &mut self,
+        piece: &str,
+        judge: PrefixJudge,
+        text: Option<&str>,
+        stop_early: bool,
+    ) -> Option<String> {
+        self.text.push_str(piece);
+        let reader = match (&mut self.reader, self.started) {
+            (Some(reader), _) => reader,
+            (None, false) => self.reader.insert(PartialJson::new()),
+            (None, true) => return None,
+        };
+        self.started = true;
+        let finished_any = match reader.push(piece) {
+            Ok(finished) => !finished.is_empty(),
+            Err(_) => {
+                self.reader = None;
+                return None;
+            }
+        };
+        // A prefix decides something new only when a value finished.
+        if !finished_any {
+            return None;
+        }
+        let Judgement { violations, complete, judged } = judge(reader, text);
+        if judged {
+            for path in complete {
+                if !self.complete.contains(&path) {
+                    self.complete.push(path);
+                }
+            }
+        }
+        if stop_early {
+            return violations.first().map(ToString::to_string);
+        }
+        None
+    }
+
+    fn readable(&self) -> bool {
+        self.reader.is_some()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let json = self.reader.as_ref().map(PartialJson::value).unwrap_or_default();
+        Snapshot::new(json, self.complete.clone())
+    }
+}
+
+/// The usage of a call stopped after `partial`, estimated (the API reports
+/// usage only at a stream's end): four bytes of text to a token, the
+/// prompt and the tool's schema as input. The journal marks it estimated.
+fn estimated_usage(prompt: &Prompt, partial: &str) -> Usage {
+    let tokens = |bytes: usize| (bytes as u64).div_ceil(4);
+    let schema = serde_json::to_string(&prompt.tool.input_schema).map_or(0, |s| s.len());
+    Usage::new(tokens(prompt.to_string().len() + schema), tokens(partial.len()))
+}
