@@ -13,9 +13,11 @@ use super::builder::{
 };
 use super::request::{self, Ask, DocumentAs, ToolChoice};
 use super::response;
-use crate::{Error, Model, ModelFuture, Prompt, Reply};
+use super::stream::Assembly;
+use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply};
 use extract_drive::http::pace::Demand;
-use extract_drive::http::transport::{Failure, Settings, Transport};
+use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
+use extract_drive::queued::{Queue, queued_stream};
 
 /// A [`Model`] backed by Claude through the Messages API.
 ///
@@ -179,17 +181,36 @@ impl Client {
 
     /// One model call: the request, its transport retries, and the switch to
     /// `auto` + strict when a forced choice is refused.
-    async fn send(&self, prompt: &Prompt) -> Result<Reply, Error> {
+    /// One call of `prompt`, whole, or streamed when `chunks` takes the
+    /// output as it arrives (then its last chunk, [`Chunk::Done`], is what
+    /// the call answers).
+    async fn send(&self, prompt: &Prompt, chunks: Option<&Queue<Chunk>>) -> Result<Reply, Error> {
         let mut choice = if self.forces_tool_choice() { ToolChoice::Forced } else { ToolChoice::AutoStrict };
         loop {
             let document_as = if self.document_blocks { DocumentAs::Block } else { DocumentAs::Text };
-            let body = request::body(prompt, &self.model, self.max_tokens, self.ask(choice), document_as)?;
+            let mut body =
+                request::body(prompt, &self.model, self.max_tokens, self.ask(choice), document_as)?;
+            if chunks.is_some() {
+                request::streamed(&mut body, document_as);
+            }
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
             let demand = Demand { model: &self.model, max_output_tokens: u64::from(self.max_tokens) };
-            match self.transport.post(bytes, response::api_error, demand).await {
-                Ok(answer) => {
-                    let reply = response::reply(&answer.body, &prompt.tool.name, self.mode)?;
+            let answered = match chunks {
+                None => match self.transport.post(bytes, response::api_error, demand).await {
+                    Ok(answer) => Ok((response::reply(&answer.body, &prompt.tool.name, self.mode)?, answer)),
+                    Err(failure) => Err(failure),
+                },
+                Some(chunks) => {
+                    let mut assembly = Assembly::new(&prompt.tool.name, self.mode);
+                    let mut each = |line: BodyLine<'_>| assembly.line(line, chunks);
+                    let posted =
+                        self.transport.post_lines(bytes, response::api_error, demand, &mut each).await;
+                    posted.map(|answer| (assembly.message().reply(&prompt.tool.name, self.mode), answer))
+                }
+            };
+            match answered {
+                Ok((reply, answer)) => {
                     answer.settle(&reply.usage);
                     return Ok(reply);
                 }
@@ -224,7 +245,22 @@ impl Client {
 
 impl Model for Client {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
-        Box::pin(self.send(prompt))
+        Box::pin(self.send(prompt, None))
+    }
+
+    /// Streams the Messages API's reply (`"stream": true`): the requested
+    /// tool's input as it is written (with JSON outputs, the text), then
+    /// the reply read by the same rules as [`call`](Model::call)'s. A
+    /// stream cut short, or an `error` event mid-stream
+    /// (`overloaded_error`), is sent again under the transport's retries,
+    /// after a [`Chunk::Restart`].
+    fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
+        let chunks = Queue::default();
+        let call = {
+            let chunks = chunks.clone();
+            async move { self.send(prompt, Some(&chunks)).await.map(Chunk::Done) }
+        };
+        queued_stream(call, chunks)
     }
 
     fn name(&self) -> &str {

@@ -59,6 +59,7 @@ mod builder;
 mod client;
 mod request;
 mod response;
+mod stream;
 
 pub use batches::{Batches, DEFAULT_POLL_INTERVAL, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS, MAX_RESENDS};
 pub use builder::{

@@ -156,6 +156,20 @@ pub(crate) fn body(
     Ok(body)
 }
 
+/// Makes `body` a streamed request (`"stream": true`), its tool's input
+/// streamed without buffering (`"eager_input_streaming": true`) where
+/// documents go as blocks: to Claude's API, which takes the field.
+pub(crate) fn streamed(body: &mut Value, document_as: DocumentAs) {
+    body["stream"] = Value::Bool(true);
+    if document_as == DocumentAs::Block
+        && let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut)
+    {
+        for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+            tool.insert("eager_input_streaming".into(), Value::Bool(true));
+        }
+    }
+}
+
 /// The schema of Claude's JSON outputs: the tool's strict copy (the same
 /// subset strict tools take), or a configuration error naming the limit
 /// the schema is over. A patch correction's schema is the patch tool's,

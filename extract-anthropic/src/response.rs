@@ -17,24 +17,24 @@ use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 use extract_drive::http::transport::{ApiError, body_prefix};
 
-#[derive(Deserialize)]
-struct Message {
+#[derive(Deserialize, Default)]
+pub(crate) struct Message {
     #[serde(default)]
-    id: Option<String>,
+    pub(crate) id: Option<String>,
     #[serde(default)]
-    model: Option<String>,
-    content: Vec<Block>,
+    pub(crate) model: Option<String>,
+    pub(crate) content: Vec<Block>,
     #[serde(default)]
-    stop_reason: Option<String>,
+    pub(crate) stop_reason: Option<String>,
     #[serde(default)]
-    stop_details: Option<Value>,
+    pub(crate) stop_details: Option<Value>,
     #[serde(default)]
-    usage: Option<WireUsage>,
+    pub(crate) usage: Option<WireUsage>,
 }
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Block {
+pub(crate) enum Block {
     Text {
         text: String,
     },
@@ -42,20 +42,42 @@ enum Block {
         name: String,
         input: Value,
     },
+    /// A streamed tool call whose input's text is not whole JSON (cut by
+    /// the output limit, or malformed): never in a response body.
+    #[serde(skip)]
+    ToolUseText {
+        name: String,
+        json: String,
+    },
     #[serde(other)]
     Other,
 }
 
-#[derive(Deserialize, Default)]
-struct WireUsage {
+#[derive(Deserialize, Default, Clone, Copy)]
+pub(crate) struct WireUsage {
     #[serde(default, deserialize_with = "wire_count")]
-    input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "wire_count")]
-    output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
     #[serde(default, deserialize_with = "wire_count")]
-    cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "wire_count")]
-    cache_read_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// These counts, with those `later` states in their place (a stream's
+    /// `message_delta` restates some of `message_start`'s).
+    pub(crate) fn updated(self, later: WireUsage) -> WireUsage {
+        WireUsage {
+            input_tokens: later.input_tokens.or(self.input_tokens),
+            output_tokens: later.output_tokens.or(self.output_tokens),
+            cache_creation_input_tokens: later
+                .cache_creation_input_tokens
+                .or(self.cache_creation_input_tokens),
+            cache_read_input_tokens: later.cache_read_input_tokens.or(self.cache_read_input_tokens),
+        }
+    }
 }
 
 impl From<WireUsage> for Usage {
@@ -75,43 +97,60 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
             body_prefix(body)
         ))
     })?;
-    let usage = message.usage.map(Usage::from).unwrap_or_default();
+    Ok(message.reply(tool, mode))
+}
 
-    let mut texts = Vec::new();
-    let mut calls = Vec::new();
-    for block in message.content {
-        match block {
-            Block::Text { text } => texts.push(text),
-            Block::ToolUse { name, input } => calls.push((name, input)),
-            Block::Other => {}
+/// A tool call's input: parsed, or (streamed) text that is not whole JSON.
+enum Input {
+    Parsed(Value),
+    Text(String),
+}
+
+impl Message {
+    /// The reply this message is, read for the requested `tool` in `mode`
+    /// (a response body's, or a stream's once it ended).
+    pub(crate) fn reply(self, tool: &str, mode: Mode) -> Reply {
+        let usage = self.usage.map(Usage::from).unwrap_or_default();
+
+        let mut texts = Vec::new();
+        let mut calls = Vec::new();
+        for block in self.content {
+            match block {
+                Block::Text { text } => texts.push(text),
+                Block::ToolUse { name, input } => calls.push((name, Input::Parsed(input))),
+                Block::ToolUseText { name, json } => calls.push((name, Input::Text(json))),
+                Block::Other => {}
+            }
         }
+        let text = texts.join("\n");
+        // The call of the requested tool, else the first call.
+        let call = match calls.iter().position(|(name, _)| name == tool) {
+            Some(i) => Some(calls.swap_remove(i)),
+            None => calls.into_iter().next(),
+        };
+
+        let response = (self.id, self.model, self.stop_reason.clone());
+        let content = match self.stop_reason.as_deref() {
+            Some("refusal") => ReplyContent::Refusal { text, details: self.stop_details },
+            Some(reason @ ("max_tokens" | "model_context_window_exceeded")) => {
+                let limit =
+                    if reason == "max_tokens" { Truncation::MaxTokens } else { Truncation::ContextWindow };
+                let partial = match call {
+                    Some((_, Input::Parsed(input))) => Some(input.to_string()),
+                    Some((_, Input::Text(json))) => Some(json),
+                    None => (!text.is_empty()).then_some(text),
+                };
+                ReplyContent::Truncated { limit, partial }
+            }
+            _ => match call {
+                Some((name, Input::Parsed(input))) => ReplyContent::ToolCall { name: Some(name), input },
+                Some((name, Input::Text(json))) => ReplyContent::ToolCallText { name: Some(name), json },
+                None if mode == Mode::JsonSchema => ReplyContent::ToolCallText { name: None, json: text },
+                None => ReplyContent::Text(text),
+            },
+        };
+        Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2)
     }
-    let text = texts.join("\n");
-    // The call of the requested tool, else the first call.
-    let call = match calls.iter().position(|(name, _)| name == tool) {
-        Some(i) => Some(calls.swap_remove(i)),
-        None => calls.into_iter().next(),
-    };
-
-    let response = (message.id, message.model, message.stop_reason.clone());
-    let content = match message.stop_reason.as_deref() {
-        Some("refusal") => ReplyContent::Refusal { text, details: message.stop_details },
-        Some(reason @ ("max_tokens" | "model_context_window_exceeded")) => {
-            let limit =
-                if reason == "max_tokens" { Truncation::MaxTokens } else { Truncation::ContextWindow };
-            let partial = match call {
-                Some((_, input)) => Some(input.to_string()),
-                None => (!text.is_empty()).then_some(text),
-            };
-            ReplyContent::Truncated { limit, partial }
-        }
-        _ => match call {
-            Some((name, input)) => ReplyContent::ToolCall { name: Some(name), input },
-            None if mode == Mode::JsonSchema => ReplyContent::ToolCallText { name: None, json: text },
-            None => ReplyContent::Text(text),
-        },
-    };
-    Ok(Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2))
 }
 
 #[derive(Deserialize)]

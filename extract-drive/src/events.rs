@@ -2,18 +2,15 @@
 //! [`Extractor::stream`](crate::Extractor::stream) and its iterator twin.
 //!
 //! The extraction is the engine's drive with a streaming call step
-//! ([`engine::Streaming`](crate::engine::Streaming)); [`Events`] polls that
-//! drive and hands out what it queued, then the outcome. Dropping the
-//! stream drops the drive, and with it the model's stream: the request in
-//! flight is cancelled.
+//! ([`engine::Streaming`](crate::engine::Streaming)), as a
+//! [`queued_stream`](crate::queued::queued_stream): the events the drive
+//! queued, then the outcome. Dropping the stream drops the drive, and with
+//! it the model's stream: the request in flight is cancelled.
 
-use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use crate::engine::EventQueue;
 use crate::stream::Snapshot;
 use crate::{Error, Outcome, Violations};
 
@@ -23,6 +20,9 @@ use crate::{Error, Outcome, Violations};
 /// request again, and the outcome last.
 #[derive(Debug)]
 #[non_exhaustive]
+// The outcome comes once, at the end, and the DESIGN's `Done(outcome)` hands
+// it over as `extract` returns it: not boxed.
+#[allow(clippy::large_enum_variant)]
 pub enum Event<T> {
     /// The output of the attempt in flight, so far.
     Partial(Snapshot),
@@ -45,58 +45,6 @@ pub enum Event<T> {
 /// The stream [`Extractor::stream`](crate::Extractor::stream) returns:
 /// `Send` and `Unpin`, so `events.next().await` works on it as it is.
 pub type EventStream<'a, T> = Pin<Box<dyn Stream<Item = Result<Event<T>, Error>> + Send + 'a>>;
-
-/// The extraction `drive` as a stream of the events it queues in `queue`,
-/// then its outcome.
-pub(crate) fn events<'a, T: Send + 'a>(
-    drive: impl Future<Output = Result<Outcome<T>, Error>> + Send + 'a,
-    queue: EventQueue<T>,
-) -> EventStream<'a, T> {
-    Box::pin(Events { drive: Some(Box::pin(drive)), queue, ended: None })
-}
-
-/// An extraction's drive and the events it queued (see [`EventQueue`]).
-struct Events<'a, T> {
-    /// The drive, until it ends.
-    drive: Option<Pin<Box<dyn Future<Output = Result<Outcome<T>, Error>> + Send + 'a>>>,
-    queue: EventQueue<T>,
-    /// How the drive ended, given out once its queued events are.
-    ended: Option<Result<Outcome<T>, Error>>,
-}
-
-impl<T> Events<'_, T> {
-    fn queued(&self) -> Option<Event<T>> {
-        self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop_front()
-    }
-}
-
-// The drive is pinned in its own box, and nothing else is ever pinned.
-impl<T> Unpin for Events<'_, T> {}
-
-impl<T> Stream for Events<'_, T> {
-    type Item = Result<Event<T>, Error>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        if let Some(event) = this.queued() {
-            return Poll::Ready(Some(Ok(event)));
-        }
-        if let Some(drive) = this.drive.as_mut() {
-            if let Poll::Ready(ended) = drive.as_mut().poll(cx) {
-                this.drive = None;
-                this.ended = Some(ended);
-            }
-            // What the poll queued comes before the outcome.
-            if let Some(event) = this.queued() {
-                return Poll::Ready(Some(Ok(event)));
-            }
-            if this.drive.is_some() {
-                return Poll::Pending;
-            }
-        }
-        Poll::Ready(this.ended.take().map(|ended| ended.map(Event::Done)))
-    }
-}
 
 /// [`Extractor::stream_blocking`](crate::Extractor::stream_blocking)'s
 /// iterator: the stream, driven on a runtime of its own.

@@ -408,9 +408,11 @@ impl<M: Model> Extractor<M> {
                     "a ladder of models (Extractor::then) cannot stream: use extract, or an extractor without `then`",
                 ));
             }
-            Engine::without_journal().drive(&mut Job::new(run).streaming(streaming), self).await?
+            let outcome =
+                Engine::without_journal().drive(&mut Job::new(run).streaming(streaming), self).await?;
+            outcome.map(Event::Done)
         };
-        crate::events::events(drive, queue)
+        crate::queued::queued_stream(drive, queue)
     }
 
     /// [`stream`](Extractor::stream) for callers without an async runtime:

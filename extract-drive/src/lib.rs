@@ -25,6 +25,7 @@ pub mod http;
 pub mod journal;
 mod model;
 pub mod pace;
+pub mod queued;
 #[cfg(feature = "postgres")]
 pub mod run_pause;
 pub mod testing;

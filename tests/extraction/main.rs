@@ -16,3 +16,4 @@ mod patch_cost;
 mod request_bytes;
 mod scripted;
 mod streaming;
+mod streaming_http;

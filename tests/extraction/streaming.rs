@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
 #[extract(name = "record_invoice")]
 #[check(sum(line_items.amount) == total, tolerance = 0.01)]
-struct Invoice {
+pub(crate) struct Invoice {
     invoice_number: String,
     purchase_order: Option<String>,
     vendor: String,
@@ -32,13 +32,13 @@ struct Invoice {
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
 #[check(amount >= 0)]
-struct LineItem {
+pub(crate) struct LineItem {
     description: String,
     amount: f64,
 }
 
 /// The right answers of the repository's labelled invoices.
-fn corpus() -> Vec<(String, Value)> {
+pub(crate) fn corpus() -> Vec<(String, Value)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus");
     let mut cases: Vec<(String, Value)> = std::fs::read_dir(dir)
         .unwrap()
@@ -57,7 +57,7 @@ fn corpus() -> Vec<(String, Value)> {
     cases
 }
 
-fn negative_first_amount(mut output: Value) -> Value {
+pub(crate) fn negative_first_amount(mut output: Value) -> Value {
     let amount = output["line_items"][0]["amount"].as_f64().unwrap();
     output["line_items"][0]["amount"] = json!(-amount);
     output
@@ -79,7 +79,7 @@ fn script(i: usize, good: &Value) -> Vec<Value> {
     }
 }
 
-async fn streamed<T: Extractable + Send + 'static>(
+pub(crate) async fn streamed<T: Extractable + Send + 'static>(
     extractor: &Extractor<impl Model>,
     document: &str,
 ) -> (Vec<Event<T>>, Outcome<T>) {
@@ -104,7 +104,7 @@ fn at<'v>(value: &'v Value, path: &FieldPath) -> Option<&'v Value> {
 /// Every snapshot of one attempt holds against its whole `output`: complete
 /// paths keep their value and stay complete; numbers are never shown cut
 /// short; strings only grow toward their final text.
-fn hold_snapshots(snapshots: &[&Snapshot], output: &Value) {
+pub(crate) fn hold_snapshots(snapshots: &[&Snapshot], output: &Value) {
     let mut complete: Vec<FieldPath> = Vec::new();
     for snapshot in snapshots {
         for path in &complete {
@@ -140,7 +140,7 @@ fn shown_prefix(shown: &Value, whole: &Value, path: FieldPath) {
     }
 }
 
-fn snapshots<T>(events: &[Event<T>]) -> Vec<&Snapshot> {
+pub(crate) fn snapshots<T>(events: &[Event<T>]) -> Vec<&Snapshot> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -164,7 +164,7 @@ async fn a_streamed_invoice_shows_its_output_as_it_arrives_and_ends_with_the_out
         assert_eq!(last.json(), &good, "the last snapshot is the whole output");
         for path in ["invoice_number", "vendor", "line_items[0].amount", "line_items", "total"] {
             assert!(
-                last.complete().iter().any(|p| p.to_string() == path),
+                last.complete().iter().any(|p| *p == path),
                 "{path} is complete at the end: {:?}",
                 last.complete()
             );
@@ -215,7 +215,7 @@ impl Model for Dripping {
     }
 }
 
-fn pieces(text: &str, bytes: usize) -> Vec<String> {
+pub(crate) fn pieces(text: &str, bytes: usize) -> Vec<String> {
     text.as_bytes().chunks(bytes).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect()
 }
 

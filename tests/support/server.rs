@@ -87,6 +87,36 @@ pub enum Step {
     Truncated(String),
     /// Starts a response, then resets the connection (RST).
     Reset,
+    /// A 200 of server-sent events in chunked encoding, written piece by
+    /// piece (each flushed, `pause` apart); `cut`: the connection closes
+    /// after the last piece without the body's end. A piece the client no
+    /// longer reads (it hung up) is counted in `hung_up`.
+    Events {
+        pieces: Vec<String>,
+        pause: Duration,
+        cut: bool,
+        hung_up: Option<Arc<std::sync::atomic::AtomicUsize>>,
+    },
+}
+
+/// `text` in pieces split at random byte boundaries (`seed` picks them),
+/// at most `longest` bytes each: a stream the client must put together.
+pub fn random_pieces(text: &str, seed: u64, longest: usize) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut end = (start + 1 + (state >> 33) as usize % longest).min(bytes.len());
+        // Pieces are text: a character is never split (bytes arrive whole in UTF-8 here).
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        pieces.push(text[start..end].to_string());
+        start = end;
+    }
+    pieces
 }
 
 /// A complete response with these headers.
@@ -179,6 +209,29 @@ async fn perform(stream: &mut TcpStream, mut step: Step) {
                 );
                 let _ = stream.write_all(head.as_bytes()).await;
                 let _ = stream.write_all(body.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return;
+            }
+            Step::Events { pieces, pause, cut, hung_up } => {
+                let _ = stream.set_nodelay(true);
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+                            transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for piece in pieces {
+                    tokio::time::sleep(pause).await;
+                    let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
+                    if stream.write_all(chunk.as_bytes()).await.and(stream.flush().await).is_err() {
+                        if let Some(hung_up) = &hung_up {
+                            hung_up.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        return;
+                    }
+                }
+                if !cut {
+                    let _ = stream.write_all(b"0\r\n\r\n").await;
+                }
                 let _ = stream.shutdown().await;
                 return;
             }

@@ -4,24 +4,19 @@
 //! stopped (the model's stream dropped, so its request is cancelled) as
 //! soon as a finished value fails a check nothing later can change.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
 use futures_util::StreamExt;
 
 use crate::events::Event;
+use crate::queued::Queue;
 use crate::stream::{Judgement, PartialJson, Snapshot};
 use crate::{Chunk, Error, FieldPath, Model, Prompt, Reply, Usage};
 
 /// Judges a prefix of an output for one type (`stream::judge::<T>`).
 pub type PrefixJudge = fn(&PartialJson, Option<&str>) -> Judgement;
 
-/// The events a streamed drive produces before its outcome, queued for
-/// the [`Events`](crate::events::Events) stream that polls the drive.
-/// Events are pushed only while the drive is polled, and the stream polls
-/// the drive only when the queue is empty: the queue never holds more than
-/// one poll's work, and needs no waker.
-pub type EventQueue<T> = Arc<Mutex<VecDeque<Event<T>>>>;
+/// The events a streamed drive produces before its outcome, for the
+/// [`queued_stream`](crate::queued::queued_stream) that polls the drive.
+pub type EventQueue<T> = Queue<Event<T>>;
 
 /// How a job's calls stream: where their events go, how a prefix is
 /// judged, and whether a prefix that already failed ends the attempt.
@@ -33,7 +28,7 @@ pub struct Streaming<T> {
 
 impl<T> Streaming<T> {
     fn send(&self, event: Event<T>) {
-        self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(event);
+        self.events.push(event);
     }
 
     /// Starts attempt `attempt` after the `violations` of the one before.
@@ -45,10 +40,14 @@ impl<T> Streaming<T> {
     /// prefix it was stopped at ([`Reply::stopped`], its usage estimated).
     pub(crate) async fn call(&self, model: &dyn Model, prompt: &Prompt) -> Result<Reply, Error> {
         let text = prompt.document.searchable_text();
+        // A patch correction's output is a patch, not the type's value: it
+        // is neither shown nor judged until the run applies it.
+        let shown = !prompt.asks_for_patch();
         let mut chunks = model.stream(prompt);
         let mut output = Output::default();
         while let Some(chunk) = chunks.next().await {
             match chunk? {
+                Chunk::Output(_) if !shown => {}
                 Chunk::Output(piece) => {
                     if let Some(stopped_by) = output.read(&piece, self.judge, text, self.stop_early) {
                         // Dropping the stream drops the backend's connection.

@@ -5,6 +5,7 @@
 
 pub mod pace;
 pub mod retry;
+pub mod sse;
 pub mod transport;
 
 pub use transport::DEFAULT_BODY_LIMIT;

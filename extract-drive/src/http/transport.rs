@@ -199,7 +199,23 @@ enum Read<'a> {
     /// Reads the whole body (up to the body limit).
     Whole,
     /// Hands each line to the callback as it arrives.
-    Lines(&'a mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send)),
+    Lines(&'a mut LineReader<'a>),
+}
+
+/// What reads a body line by line, as it arrives; its `Err` ends the read
+/// as a body cut short does (retried when the exchange may be repeated).
+pub type LineReader<'a> = dyn FnMut(BodyLine<'_>) -> Result<(), Failure> + Send + 'a;
+
+/// What a body read line by line hands its reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLine<'a> {
+    /// A success response starts: the first, or the request sent again
+    /// after a body was cut short (what came before is void).
+    Start,
+    /// One line, without its `\n`.
+    Line(&'a [u8]),
+    /// The body ended (a reader that expected more says so with its `Err`).
+    End,
 }
 
 /// The HTTP side of a backend: where requests go, what headers they carry,
@@ -346,6 +362,27 @@ impl Transport {
         self.exchange(method, &url, body, parse_error, &mut Read::Whole, repeat, None).await
     }
 
+    /// POSTs a model call like [`post`](Transport::post), reading the
+    /// success body line by line as it arrives (a streamed reply's
+    /// server-sent events): `each` sees [`BodyLine::Start`] at every
+    /// response read, so a request sent again after its body was cut short
+    /// (or after `each` refused it) starts over there. The answer's body is
+    /// empty: settle it with the usage the lines stated.
+    pub async fn post_lines<'t>(
+        &'t self,
+        body: Vec<u8>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+        demand: Demand<'_>,
+        each: &mut LineReader<'_>,
+    ) -> Result<Answer<'t>, Failure> {
+        let mut reservation = None;
+        let paced = Some((demand, &mut reservation));
+        let read = &mut Read::Lines(each);
+        self.exchange(Method::POST, &self.endpoint, Some(&body), parse_error, read, Repeat::Always, paced)
+            .await?;
+        Ok(Answer { body: Vec::new(), reservation })
+    }
+
     /// GETs `path` under the base URL and hands each line of the success
     /// body to `each` as it arrives (a body of any size; one line may be up
     /// to the body limit). A body cut short is fetched again from the
@@ -357,17 +394,22 @@ impl Transport {
         each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
     ) -> Result<(), Failure> {
         let url = format!("{}{path}", self.base_url);
-        self.exchange(Method::GET, &url, None, parse_error, &mut Read::Lines(each), Repeat::Always, None)
-            .await
-            .map(drop)
+        let mut lines = |line: BodyLine<'_>| match line {
+            BodyLine::Line(line) => each(line),
+            BodyLine::Start | BodyLine::End => Ok(()),
+        };
+        let read = &mut Read::Lines(&mut lines);
+        self.exchange(Method::GET, &url, None, parse_error, read, Repeat::Always, None).await.map(drop)
     }
 
-    /// The lines of a success body, each handed to `each` as it arrives.
+    /// The lines of a success body, each handed to `each` as it arrives,
+    /// between a `Start` and an `End`.
     async fn read_lines(
         &self,
         mut response: reqwest::Response,
-        each: &mut (dyn FnMut(&[u8]) -> Result<(), Failure> + Send),
+        each: &mut LineReader<'_>,
     ) -> Result<(), Failure> {
+        each(BodyLine::Start)?;
         let limit = self.settings.body_limit;
         let mut line = Vec::new();
         while let Some(chunk) = response
@@ -378,7 +420,7 @@ impl Transport {
             let mut rest = &chunk[..];
             while let Some(end) = rest.iter().position(|b| *b == b'\n') {
                 line.extend_from_slice(&rest[..end]);
-                each(&line)?;
+                each(BodyLine::Line(&line))?;
                 line.clear();
                 rest = &rest[end + 1..];
             }
@@ -391,9 +433,9 @@ impl Transport {
             }
         }
         if !line.is_empty() {
-            each(&line)?;
+            each(BodyLine::Line(&line))?;
         }
-        Ok(())
+        each(BodyLine::End)
     }
 
     /// The retry loop every exchange shares: send, read an error body and

@@ -1,0 +1,228 @@
+//! Streamed extractions over HTTP: the Messages API's server-sent events
+//! from a stand-in on 127.0.0.1, written in pieces split at random bytes;
+//! a stream cut mid-event and an `error` event mid-stream sent again (an
+//! `Event::Restart`, never a truncated reply); an attempt stopped early
+//! hangs up on the server.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use extract::anthropic::Client;
+use extract::{ErrorKind, Event, Extractor, Retries};
+use serde_json::{Value, json};
+
+use super::streaming::{Invoice, corpus, hold_snapshots, negative_first_amount, snapshots, streamed};
+use crate::support::server::{Server, Step, random_pieces};
+
+/// The events of a message that calls `tool` with `input` (its JSON split
+/// into deltas at random bytes, by `seed`), ending with `stop` and usage
+/// 900 in / 120 out.
+fn message_events(tool: &str, input: &str, stop: &str, seed: u64) -> Vec<(&'static str, Value)> {
+    let mut events = vec![
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_s", "type": "message",
+            "role": "assistant", "model": "claude-haiku-5-5", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 900, "output_tokens": 1, "cache_read_input_tokens": 0}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_s", "name": tool, "input": {}}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+    ];
+    for piece in random_pieces(input, seed, 11) {
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": piece}}),
+        ));
+    }
+    events.push(("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 120}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    events
+}
+
+fn sse(events: &[(&str, Value)]) -> String {
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
+
+/// The whole stream of `output` as the server writes it: pieces split at random bytes.
+fn streamed_output(output: &Value, seed: u64) -> Step {
+    let text = sse(&message_events("record_invoice", &output.to_string(), "tool_use", seed));
+    Step::Events {
+        pieces: random_pieces(&text, seed ^ 0x5eed, 37),
+        pause: Duration::ZERO,
+        cut: false,
+        hung_up: None,
+    }
+}
+
+/// The error a streamed extraction ends with.
+async fn last_error(extractor: &Extractor<Client>, document: &str) -> extract::Error {
+    let mut stream = extractor.stream::<Invoice>(document);
+    let mut last = None;
+    while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
+        last = Some(event);
+    }
+    last.expect("an event").expect_err("the stream ends in an error")
+}
+
+fn client(server: &Server, retries: u32) -> Client {
+    Client::builder()
+        .api_key("test-key")
+        .base_url(&server.base_url)
+        .document_blocks(true)
+        .timeout(Duration::from_secs(10))
+        .transport_retries(retries)
+        .retry_backoff(Duration::from_millis(5), Duration::from_millis(20))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_stream_split_at_random_bytes_gives_the_snapshots_and_the_reply_of_the_whole() {
+    let cases = corpus();
+    for seed in 0..6 {
+        let (document, good) = &cases[seed as usize];
+        let server = Server::start(vec![streamed_output(good, seed)]).await;
+        let extractor = Extractor::new(client(&server, 0));
+        let (events, outcome) = streamed::<Invoice>(&extractor, document).await;
+        let shown = snapshots(&events);
+        assert!(shown.len() > 3, "seed {seed}: {} snapshots", shown.len());
+        hold_snapshots(&shown, good);
+        assert_eq!(shown.last().unwrap().json(), good);
+        let valid = outcome.valid().unwrap_or_else(|| panic!("seed {seed}: {outcome:?}"));
+        assert_eq!(
+            (valid.usage().input_tokens, valid.usage().output_tokens),
+            (900, 120),
+            "the stream's usage"
+        );
+
+        let body = &server.bodies()[0];
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["tools"][0]["eager_input_streaming"], true, "document blocks: Claude's API");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
+    let (document, good) = corpus().remove(0);
+    let text = sse(&message_events("record_invoice", &good.to_string(), "tool_use", 7));
+    // Cut inside an event, past some of the input.
+    let cut_at = text.len() / 2 + 3;
+    let first = Step::Events {
+        pieces: random_pieces(&text[..cut_at], 1, 50),
+        pause: Duration::ZERO,
+        cut: true,
+        hung_up: None,
+    };
+    let server = Server::start(vec![first, streamed_output(&good, 8)]).await;
+    let (events, outcome) = streamed::<Invoice>(&Extractor::new(client(&server, 2)), &document).await;
+    let restart = events.iter().position(|e| matches!(e, Event::Restart)).expect("a restart");
+    assert!(restart > 0, "output was shown before the cut");
+    hold_snapshots(&snapshots(&events[restart..]), &good);
+    assert!(!events.iter().any(|e| matches!(e, Event::Retry { .. })), "the same attempt");
+    assert_eq!(outcome.attempts(), 1);
+    assert!(outcome.is_valid());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_body_that_ends_before_message_stop_is_cut_short_not_truncated() {
+    let (document, good) = corpus().remove(0);
+    let mut events = message_events("record_invoice", &good.to_string(), "tool_use", 3);
+    events.pop(); // no message_stop; the body itself ends properly
+    let incomplete =
+        Step::Events { pieces: vec![sse(&events)], pause: Duration::ZERO, cut: false, hung_up: None };
+    let server = Server::start(vec![incomplete]).await;
+    let error = last_error(&Extractor::new(client(&server, 0)), &document).await;
+    assert_eq!(error.kind(), ErrorKind::Transport, "{error}");
+    assert!(error.to_string().contains("message_stop"), "{error}");
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_retried_and_named_when_retries_run_out() {
+    let (document, good) = corpus().remove(0);
+    let mut events = message_events("record_invoice", &good.to_string(), "tool_use", 5);
+    events.truncate(6);
+    events.push((
+        "error",
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ));
+    let overloaded =
+        || Step::Events { pieces: vec![sse(&events)], pause: Duration::ZERO, cut: false, hung_up: None };
+
+    let server = Server::start(vec![overloaded(), streamed_output(&good, 6)]).await;
+    let (seen, outcome) = streamed::<Invoice>(&Extractor::new(client(&server, 2)), &document).await;
+    assert_eq!(seen.iter().filter(|e| matches!(e, Event::Restart)).count(), 1);
+    assert!(outcome.is_valid());
+
+    let server = Server::start(vec![overloaded()]).await;
+    let error = last_error(&Extractor::new(client(&server, 0)), &document).await;
+    assert!(error.to_string().contains("overloaded_error"), "{error}");
+    assert!(error.to_string().contains("529"), "{error}");
+}
+
+#[tokio::test]
+async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
+    let (document, good) = corpus().remove(1);
+    let bad = negative_first_amount(good.clone());
+    let text = sse(&message_events("record_invoice", &bad.to_string(), "tool_use", 11));
+    let hung_up = Arc::new(AtomicUsize::new(0));
+    // Slow enough that the client stops long before the end.
+    let slow = Step::Events {
+        pieces: random_pieces(&text, 12, 24),
+        pause: Duration::from_millis(4),
+        cut: false,
+        hung_up: Some(hung_up.clone()),
+    };
+    let server = Server::start(vec![slow, streamed_output(&good, 13)]).await;
+    let extractor = Extractor::new(client(&server, 0)).retries(Retries::new(1).unwrap());
+    let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
+    assert!(matches!(
+        events.iter().find(|e| matches!(e, Event::Retry { .. })),
+        Some(Event::Retry { attempt: 2, .. })
+    ));
+    let valid = outcome.valid().expect("corrected");
+    assert_eq!(valid.attempts(), 2);
+    let stopped = &valid.failed_attempts()[0];
+    assert_eq!(stopped.violations.iter().next().unwrap().path.to_string(), "line_items[0].amount");
+    assert_ne!(stopped.usage.output_tokens, 120, "estimated: the stream never said");
+    // The server learns of the hang-up at its next writes.
+    for _ in 0..200 {
+        if hung_up.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(hung_up.load(Ordering::SeqCst), 1, "the stopped stream's connection was dropped");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_cut_by_the_output_limit_is_a_truncated_reply_not_a_restart() {
+    let (document, good) = corpus().remove(0);
+    let whole = good.to_string();
+    let events = message_events("record_invoice", &whole[..whole.len() / 2], "max_tokens", 2);
+    let limited =
+        Step::Events { pieces: vec![sse(&events)], pause: Duration::ZERO, cut: false, hung_up: None };
+    let server = Server::start(vec![limited, streamed_output(&good, 4)]).await;
+    let extractor = Extractor::new(client(&server, 0)).stop_early(false);
+    let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
+    assert!(!events.iter().any(|e| matches!(e, Event::Restart)));
+    // As `extract` treats a reply cut by its output limit: a violation of its own, not a resend.
+    let chain = match &outcome {
+        extract::Outcome::Valid(valid) => valid.failed_attempts().to_vec(),
+        extract::Outcome::Escalated(escalation) => escalation.error_chain.clone(),
+    };
+    assert_eq!(chain[0].violations.iter().next().unwrap().code.as_str(), "truncated", "{outcome:?}");
+    assert_eq!(server.requests().len(), outcome.attempts() as usize, "no request sent again");
+}
