@@ -10,9 +10,11 @@ use tracing::warn;
 use super::builder::{API_KEY_VAR, BASE_URL_VAR, ClientBuilder, MODEL_VAR, Mode, REDACTED};
 use super::request::{self, Request, ToolChoice};
 use super::response;
-use crate::{Error, Model, ModelFuture, Prompt, Reply};
+use super::stream::Assembly;
+use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply};
 use extract_drive::http::pace::Demand;
-use extract_drive::http::transport::{Failure, Settings, Transport};
+use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
+use extract_drive::queued::{Queue, queued_stream};
 
 /// A [`Model`] over the Chat Completions API: OpenAI, Azure OpenAI, vLLM,
 /// Ollama, llama.cpp's server, and anything else that speaks it.
@@ -146,11 +148,13 @@ impl Client {
     }
 
     /// One model call: the request, its transport retries, and the steps
-    /// down from a refused tool choice.
-    async fn send(&self, prompt: &Prompt) -> Result<Reply, Error> {
+    /// down from a refused tool choice; whole, or streamed when `chunks`
+    /// takes the output as it arrives (then its last chunk, [`Chunk::Done`],
+    /// is what the call answers).
+    async fn send(&self, prompt: &Prompt, chunks: Option<&Queue<Chunk>>) -> Result<Reply, Error> {
         loop {
             let choice = self.tool_choice();
-            let body = request::body(
+            let mut body = request::body(
                 prompt,
                 &Request {
                     model: &self.model,
@@ -161,13 +165,37 @@ impl Client {
                     choice,
                 },
             )?;
+            if chunks.is_some() {
+                request::streamed(&mut body);
+            }
             let bytes = serde_json::to_vec(&body)
                 .map_err(|e| Error::config(format!("cannot serialize the request: {e}")))?;
             let demand =
                 Demand { model: &self.model, max_output_tokens: self.max_tokens.map_or(0, u64::from) };
-            match self.transport.post(bytes, response::api_error, demand).await {
-                Ok(answer) => {
-                    let reply = response::reply(&answer.body, &prompt.tool.name, self.mode)?;
+            let answered = match chunks {
+                None => match self.transport.post(bytes, response::api_error, demand).await {
+                    Ok(answer) => Ok((response::reply(&answer.body, &prompt.tool.name, self.mode)?, answer)),
+                    Err(failure) => Err(failure),
+                },
+                Some(chunks) => {
+                    let mut assembly = Assembly::new(&prompt.tool.name, self.mode);
+                    let mut each = |line: BodyLine<'_>| assembly.line(line, chunks);
+                    match self.transport.post_lines(bytes, response::api_error, demand, &mut each).await {
+                        Ok(answer) => {
+                            let reply = assembly
+                                .completion()
+                                .reply(&prompt.tool.name, self.mode)
+                                .ok_or_else(|| {
+                                    Error::invalid_response("the Chat Completions API streamed no choices")
+                                })?;
+                            Ok((reply, answer))
+                        }
+                        Err(failure) => Err(failure),
+                    }
+                }
+            };
+            match answered {
+                Ok((reply, answer)) => {
                     answer.settle(&reply.usage);
                     return Ok(reply);
                 }
@@ -221,7 +249,22 @@ impl Client {
 
 impl Model for Client {
     fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
-        Box::pin(self.send(prompt))
+        Box::pin(self.send(prompt, None))
+    }
+
+    /// Streams the reply (`"stream": true`, with the usage asked for): the
+    /// requested tool's arguments as they are written (in
+    /// [`Mode::JsonSchema`], the content), then the reply read by the same
+    /// rules as [`call`](Model::call)'s. A stream cut short (no `data:
+    /// [DONE]`), or an error event mid-stream, is sent again under the
+    /// transport's retries, after a [`Chunk::Restart`].
+    fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
+        let chunks = Queue::default();
+        let call = {
+            let chunks = chunks.clone();
+            async move { self.send(prompt, Some(&chunks)).await.map(Chunk::Done) }
+        };
+        queued_stream(call, chunks)
     }
 
     fn name(&self) -> &str {

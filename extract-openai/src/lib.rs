@@ -44,6 +44,14 @@
 //!   the raw JSON text the syntax layer parses (text that does not parse is
 //!   `invalid_json`); with no call, the text is text (`no_tool_call`). In
 //!   [`Mode::JsonSchema`] `message.content` is that JSON text instead.
+//! - **Streaming** ([`Model::stream`]). `"stream": true`, with
+//!   `stream_options: {"include_usage": true}` so the stream states its
+//!   usage. The requested tool's `arguments` deltas (in
+//!   [`Mode::JsonSchema`], the `content` deltas) are handed on as they
+//!   arrive, and the chunks are assembled into the completion a whole body
+//!   holds, read by the rules above. A stream that ends without `data:
+//!   [DONE]`, or an `{"error": ...}` event mid-stream, is sent again under
+//!   the transport's retries, after a [`Chunk::Restart`].
 //! - **Usage.** `prompt_tokens` counts the cached tokens too; they are split
 //!   out: `input_tokens = prompt_tokens - prompt_tokens_details.cached_tokens`,
 //!   `cache_read_tokens = cached_tokens`, `output_tokens = completion_tokens`
@@ -80,6 +88,7 @@ mod builder;
 mod client;
 mod request;
 mod response;
+mod stream;
 
 pub use builder::{ClientBuilder, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, DEFAULT_TRANSPORT_RETRIES, Mode};
 pub use client::Client;

@@ -147,6 +147,16 @@ pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Erro
     Ok(Value::Object(body))
 }
 
+/// Makes `body` a streamed request (`"stream": true`), whose last event
+/// before `[DONE]` states the usage (`stream_options.include_usage`):
+/// without it a stream states none.
+pub(crate) fn streamed(body: &mut Value) {
+    if let Some(body) = body.as_object_mut() {
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+    }
+}
+
 fn add_note(system: &mut String, note: &str) {
     if !system.trim().is_empty() {
         system.push_str("\n\n");
@@ -319,6 +329,20 @@ mod tests {
         assert_eq!(body["messages"][1]["role"], "user");
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0]["text"], "### DOCUMENT\n```\nNote \"7\"\nTotal: 5 €\n```");
+    }
+
+    #[test]
+    fn a_streamed_body_asks_for_the_usage_too() {
+        let mut streamed_body =
+            body(&prompt(), &request(Mode::JsonSchema, ToolChoice::Forced, false)).unwrap();
+        let whole = streamed_body.clone();
+        streamed(&mut streamed_body);
+        assert_eq!(streamed_body["stream"], true);
+        assert_eq!(streamed_body["stream_options"], json!({"include_usage": true}));
+        let object = streamed_body.as_object_mut().unwrap();
+        object.remove("stream");
+        object.remove("stream_options");
+        assert_eq!(streamed_body, whole, "nothing else changes");
     }
 
     #[test]

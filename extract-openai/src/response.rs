@@ -22,55 +22,55 @@ use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 use extract_drive::http::transport::{ApiError, body_prefix};
 
-#[derive(Deserialize)]
-struct Completion {
+#[derive(Deserialize, Default)]
+pub(crate) struct Completion {
     #[serde(default)]
-    id: Option<String>,
+    pub(crate) id: Option<String>,
     #[serde(default)]
-    model: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
-    choices: Option<Vec<Choice>>,
+    pub(crate) choices: Option<Vec<Choice>>,
     #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    #[serde(default)]
-    message: Option<Message>,
-    #[serde(default)]
-    finish_reason: Option<String>,
+    pub(crate) usage: Option<WireUsage>,
 }
 
 #[derive(Deserialize, Default)]
-struct Message {
+pub(crate) struct Choice {
+    #[serde(default)]
+    pub(crate) message: Option<Message>,
+    #[serde(default)]
+    pub(crate) finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct Message {
     /// A string, or (from some servers) a list of text parts.
     #[serde(default)]
-    content: Option<Value>,
+    pub(crate) content: Option<Value>,
     #[serde(default)]
-    refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
     #[serde(default)]
-    tool_calls: Option<Vec<ToolCall>>,
+    pub(crate) tool_calls: Option<Vec<ToolCall>>,
 }
 
 #[derive(Deserialize)]
-struct ToolCall {
+pub(crate) struct ToolCall {
     /// Absent for calls that are not function calls (`"type": "custom"`).
     #[serde(default)]
-    function: Option<FunctionCall>,
+    pub(crate) function: Option<FunctionCall>,
 }
 
 #[derive(Deserialize)]
-struct FunctionCall {
+pub(crate) struct FunctionCall {
     #[serde(default)]
-    name: Option<String>,
+    pub(crate) name: Option<String>,
     /// A JSON string per the API; some servers send the object itself.
     #[serde(default)]
-    arguments: Option<Value>,
+    pub(crate) arguments: Option<Value>,
 }
 
-#[derive(Deserialize)]
-struct WireUsage {
+#[derive(Deserialize, Clone)]
+pub(crate) struct WireUsage {
     #[serde(default, deserialize_with = "wire_count")]
     prompt_tokens: Option<u64>,
     #[serde(default, deserialize_with = "wire_count")]
@@ -79,7 +79,7 @@ struct WireUsage {
     prompt_tokens_details: Option<PromptDetails>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct PromptDetails {
     #[serde(default, deserialize_with = "wire_count")]
     cached_tokens: Option<u64>,
@@ -141,49 +141,59 @@ pub(crate) fn reply(body: &[u8], tool: &str, mode: Mode) -> Result<Reply, Error>
             body_prefix(body)
         ))
     })?;
-    let usage = completion.usage.map(Usage::from).unwrap_or_default();
-    let Some(choice) = completion.choices.unwrap_or_default().into_iter().next() else {
-        return Err(Error::invalid_response(format!(
+    completion.reply(tool, mode).ok_or_else(|| {
+        Error::invalid_response(format!(
             "the Chat Completions API returned no choices; the body begins: {}",
             body_prefix(body)
-        )));
-    };
-    let response = (completion.id, completion.model, choice.finish_reason.clone());
-    let message = choice.message.unwrap_or_default();
-    let text = content_text(message.content);
-    let mut calls: Vec<(String, Input)> = message
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|call| call.function)
-        .map(|f| (f.name.unwrap_or_default(), Input::of(f.arguments)))
-        .collect();
-    // The call of the requested tool, else the first call.
-    let call = match calls.iter().position(|(name, _)| name == tool) {
-        Some(i) => Some(calls.swap_remove(i)),
-        None => calls.into_iter().next(),
-    };
+        ))
+    })
+}
 
-    let content = match (message.refusal.filter(|r| !r.trim().is_empty()), choice.finish_reason.as_deref()) {
-        (Some(refusal), _) => ReplyContent::Refusal { text: refusal, details: None },
-        (None, Some("content_filter")) => {
-            ReplyContent::Refusal { text, details: Some(json!({ "finish_reason": "content_filter" })) }
-        }
-        (None, Some("length")) => {
-            let partial = match call {
-                Some((_, input)) => Some(input.into_text()),
-                None => (!text.is_empty()).then_some(text),
-            };
-            ReplyContent::Truncated { limit: Truncation::MaxTokens, partial }
-        }
-        (None, _) => match (call, mode) {
-            (Some((name, Input::Text(json))), _) => ReplyContent::ToolCallText { name: Some(name), json },
-            (Some((name, Input::Value(input))), _) => ReplyContent::ToolCall { name: Some(name), input },
-            (None, Mode::JsonSchema) => ReplyContent::ToolCallText { name: None, json: text },
-            (None, Mode::Tool) => ReplyContent::Text(text),
-        },
-    };
-    Ok(Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2))
+impl Completion {
+    /// The reply this completion is, read for the requested `tool` in
+    /// `mode` (a response body's, or a stream's once it ended); `None`
+    /// without a choice.
+    pub(crate) fn reply(self, tool: &str, mode: Mode) -> Option<Reply> {
+        let usage = self.usage.map(Usage::from).unwrap_or_default();
+        let choice = self.choices.unwrap_or_default().into_iter().next()?;
+        let response = (self.id, self.model, choice.finish_reason.clone());
+        let message = choice.message.unwrap_or_default();
+        let text = content_text(message.content);
+        let mut calls: Vec<(String, Input)> = message
+            .tool_calls
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|call| call.function)
+            .map(|f| (f.name.unwrap_or_default(), Input::of(f.arguments)))
+            .collect();
+        // The call of the requested tool, else the first call.
+        let call = match calls.iter().position(|(name, _)| name == tool) {
+            Some(i) => Some(calls.swap_remove(i)),
+            None => calls.into_iter().next(),
+        };
+
+        let refusal = message.refusal.filter(|r| !r.trim().is_empty());
+        let content = match (refusal, choice.finish_reason.as_deref()) {
+            (Some(refusal), _) => ReplyContent::Refusal { text: refusal, details: None },
+            (None, Some("content_filter")) => {
+                ReplyContent::Refusal { text, details: Some(json!({ "finish_reason": "content_filter" })) }
+            }
+            (None, Some("length")) => {
+                let partial = match call {
+                    Some((_, input)) => Some(input.into_text()),
+                    None => (!text.is_empty()).then_some(text),
+                };
+                ReplyContent::Truncated { limit: Truncation::MaxTokens, partial }
+            }
+            (None, _) => match (call, mode) {
+                (Some((name, Input::Text(json))), _) => ReplyContent::ToolCallText { name: Some(name), json },
+                (Some((name, Input::Value(input))), _) => ReplyContent::ToolCall { name: Some(name), input },
+                (None, Mode::JsonSchema) => ReplyContent::ToolCallText { name: None, json: text },
+                (None, Mode::Tool) => ReplyContent::Text(text),
+            },
+        };
+        Some(Reply::new(content).with_usage(usage).with_response(response.0, response.1, response.2))
+    }
 }
 
 /// The error in an error response body. Never fails: a body that is not an

@@ -17,3 +17,4 @@ mod request_bytes;
 mod scripted;
 mod streaming;
 mod streaming_http;
+mod streaming_openai;
