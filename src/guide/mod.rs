@@ -255,6 +255,13 @@
 //! Under an internal tag, a newtype variant's content must be a JSON
 //! object: write a struct variant, or tag and content.
 //!
+//! The extracted type itself is a JSON object: a struct or a tagged enum.
+//! A newtype or a tuple struct inside it takes `#[check(with = function)]`
+//! (above); a generic struct has a tool per instantiation. For an open
+//! category (an enum of the expected values with an `Other`, and a detail
+//! field a check demands exactly when the category is `Other`), see
+//! `examples/open_category.rs`.
+//!
 //! ```
 //! use extract::Extractable;
 //! use serde_json::json;
@@ -288,3 +295,5 @@
 //! | `Option<T>` | a field | optional: `null` and absence are answers |
 //! | `#[serde(default)]` | a field | optional, with the default when absent |
 //! | `Sourced<T>` | a field | the value must be quoted from the document |
+
+pub mod retries;
