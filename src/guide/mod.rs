@@ -297,3 +297,4 @@
 //! | `Sourced<T>` | a field | the value must be quoted from the document |
 
 pub mod retries;
+pub mod documents;
