@@ -298,3 +298,4 @@
 
 pub mod retries;
 pub mod documents;
+pub mod bulk;
