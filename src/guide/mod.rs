@@ -299,3 +299,4 @@
 pub mod retries;
 pub mod documents;
 pub mod bulk;
+pub mod evaluation;
