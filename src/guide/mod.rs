@@ -300,3 +300,4 @@ pub mod retries;
 pub mod documents;
 pub mod bulk;
 pub mod evaluation;
+pub mod desk;
