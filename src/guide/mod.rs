@@ -301,3 +301,4 @@ pub mod documents;
 pub mod bulk;
 pub mod evaluation;
 pub mod desk;
+pub mod telemetry;
