@@ -302,3 +302,4 @@ pub mod bulk;
 pub mod evaluation;
 pub mod desk;
 pub mod telemetry;
+pub mod clients;
