@@ -44,6 +44,7 @@
 //! let summary = extract::Journal::sqlite(&journal).summary()?;
 //! assert_eq!(summary.stats.valid(), 2);
 //! # std::fs::remove_file(&journal)?;
+//! # let _ = std::fs::remove_file(journal.with_extension("db.lock"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -39,6 +39,7 @@
 //! println!("review desk: {}", serving.url());
 //! // serving.run().await? serves until the process ends.
 //! # std::fs::remove_file(&journal)?;
+//! # let _ = std::fs::remove_file(journal.with_extension("db.lock"));
 //! # Ok(()) }
 //! # #[cfg(not(feature = "desk"))]
 //! # fn main() {}
