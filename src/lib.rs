@@ -8,7 +8,8 @@
 //! README has the tour; ARCHITECTURE.md the layout.
 //!
 //! The root holds what a program writes; the rest lives in modules named
-//! for a concept: [`guide`] (the derive's attributes and check language),
+//! for a concept: [`guide`] (the derive's attributes and check language,
+//! and a page per topic: the retry loop, bulk runs, evaluation, ...),
 //! [`model`] (what a backend author needs), [`cost`] (prices
 //! and what calls cost), [`run`] (the
 //! sans-IO retry policy and its parts), [`journal`], [`bulk`], [`report`],

@@ -3,10 +3,11 @@
 //! `#[diagnostic::on_unimplemented]` messages so a type error in a check reads
 //! as an error about the check, on the user's token.
 //!
-//! Semantics (also in the README): an absent operand (`None`, or `min`/`max` of
-//! an empty collection) makes a comparison *absent*, and a check whose result
-//! is absent holds vacuously; `&&`, `||` and `!` treat absent like SQL's
-//! unknown, so `false && absent` is `false`.
+//! Semantics (also in the facade's guide, `extract::guide`): an absent
+//! operand (`None`, or `min`/`max` of an empty collection) makes a
+//! comparison *absent*, and a check whose result is absent holds vacuously;
+//! `&&`, `||` and `!` treat absent like SQL's unknown, so `false && absent`
+//! is `false`.
 
 mod aggregate;
 mod audit;

@@ -1,8 +1,23 @@
-//! The reference of `#[derive(Extractable)]`: every attribute, the check
-//! language (its operators, functions and options), the tags, and how
-//! optional, required and sourced fields behave. Every example here runs as
-//! a test, offline: [`validate`](crate::validate) on an output, or an
-//! [`Extractor`](crate::Extractor) over the scripted model.
+//! The guide: this page is the reference of `#[derive(Extractable)]` (every
+//! attribute, the check language with its operators, functions and
+//! options, the tags, and how optional, required and sourced fields
+//! behave); its pages take one topic each:
+//!
+//! - [`retries`]: the retry loop, the packets an outcome becomes, a
+//!   reviewer's fix, statistics, costs, a ladder of models, patch
+//!   corrections;
+//! - [`documents`]: text, PDFs, and where each value came from;
+//! - [`bulk`]: many documents, journals, PostgreSQL workers, pacing,
+//!   Message Batches;
+//! - [`evaluation`]: how good it is, against labelled documents;
+//! - [`desk`]: reviewing escalations in a browser;
+//! - [`telemetry`]: spans and metrics in a tracing backend;
+//! - [`clients`]: the two clients, and testing with the scripted model.
+//!
+//! Every example runs as a test, offline where it can: [`validate`](crate::validate)
+//! on an output, or an [`Extractor`](crate::Extractor) over the scripted
+//! model. One that needs a network or a server is compiled but not run;
+//! one that needs a feature is compiled with that feature.
 //!
 //! # Attributes of the type
 //!
@@ -47,6 +62,12 @@
 //!   retry would push the model to invent it). Its schema admits `null`, so
 //!   a model can say "absent". On an `Option` or a defaulted field the tag
 //!   is a compile error: such a field is never missing.
+//!
+//! Serde's `rename`, `rename_all`, `default`, `skip` and
+//! `deny_unknown_fields` are honoured. What the derive cannot honour
+//! (`flatten`, `alias`, `transparent`, `from`, `try_from`, `remote`, and
+//! `untagged` or `tag` on a struct) is a compile error, never a silently
+//! wrong schema.
 //!
 //! ```
 //! use extract::{Extractable, Extractor, Outcome, Reason, testing::Scripted};
@@ -255,6 +276,13 @@
 //! Under an internal tag, a newtype variant's content must be a JSON
 //! object: write a struct variant, or tag and content.
 //!
+//! The extracted type itself is a JSON object: a struct or a tagged enum.
+//! A newtype or a tuple struct inside it takes `#[check(with = function)]`
+//! (above); a generic struct has a tool per instantiation. For an open
+//! category (an enum of the expected values with an `Other`, and a detail
+//! field a check demands exactly when the category is `Other`), see
+//! `examples/open_category.rs`.
+//!
 //! ```
 //! use extract::Extractable;
 //! use serde_json::json;
@@ -288,3 +316,11 @@
 //! | `Option<T>` | a field | optional: `null` and absence are answers |
 //! | `#[serde(default)]` | a field | optional, with the default when absent |
 //! | `Sourced<T>` | a field | the value must be quoted from the document |
+
+pub mod bulk;
+pub mod clients;
+pub mod desk;
+pub mod documents;
+pub mod evaluation;
+pub mod retries;
+pub mod telemetry;
