@@ -125,7 +125,8 @@ enum Fault {
 }
 
 impl Fault {
-    const ALL: [Fault; 5] = [Fault::None, Fault::FirstAmount, Fault::DueBeforeIssue, Fault::LastAmount, Fault::Total];
+    const ALL: [Fault; 5] =
+        [Fault::None, Fault::FirstAmount, Fault::DueBeforeIssue, Fault::LastAmount, Fault::Total];
 
     /// Seeded in the first half of the output: what early stop is for.
     fn early(self) -> bool {
@@ -184,7 +185,8 @@ async fn main() {
     let cases = corpus();
     let seeds = 5;
     let mut tally = Tally::default();
-    let (mut early_paid, mut early_whole, mut early_streams, mut outcome_mismatches) = (0u64, 0u64, 0usize, 0usize);
+    let (mut early_paid, mut early_whole, mut early_streams, mut outcome_mismatches) =
+        (0u64, 0u64, 0usize, 0usize);
     let (mut streamed_time, mut extract_time) = (Duration::ZERO, Duration::ZERO);
 
     for (case, (text, good)) in cases.iter().enumerate() {
@@ -217,7 +219,8 @@ async fn main() {
                     for path in snapshot.complete() {
                         tally.complete_marks += 1;
                         let changed = at(snapshot.json(), path) != at(expected, path);
-                        let fails = violations.iter().any(|(at, _)| at.segments().starts_with(path.segments()));
+                        let fails =
+                            violations.iter().any(|(at, _)| at.segments().starts_with(path.segments()));
                         if changed || fails {
                             tally.false_completes += 1;
                         }
@@ -259,10 +262,15 @@ async fn main() {
                     early_paid += stopped.map_or(0, |s| s.usage.output_tokens);
                     early_whole += (json.len() as u64).div_ceil(4);
                     // `extract` on the same replies: the fault fails, the right answer passes.
-                    let plain = Extractor::new(Recorded::new(vec![(output.clone(), Vec::new()), (good.clone(), Vec::new())]))
-                        .retries(Retries::new(1).unwrap());
+                    let plain = Extractor::new(Recorded::new(vec![
+                        (output.clone(), Vec::new()),
+                        (good.clone(), Vec::new()),
+                    ]))
+                    .retries(Retries::new(1).unwrap());
                     let extracted = plain.extract::<Invoice>(text.as_str()).await.unwrap();
-                    if extracted.is_valid() != outcome.is_valid() || extracted.attempts() != outcome.attempts() {
+                    if extracted.is_valid() != outcome.is_valid()
+                        || extracted.attempts() != outcome.attempts()
+                    {
                         outcome_mismatches += 1;
                     }
                 }
@@ -270,7 +278,11 @@ async fn main() {
         }
     }
 
-    println!("invoices: {}, streams: {} (pieces of 1 to 24 bytes, {seeds} cuts each)", cases.len(), tally.streams);
+    println!(
+        "invoices: {}, streams: {} (pieces of 1 to 24 bytes, {seeds} cuts each)",
+        cases.len(),
+        tally.streams
+    );
     println!(
         "early stop off: {} snapshots, {} complete marks, false completes: {}",
         tally.snapshots, tally.complete_marks, tally.false_completes

@@ -2,20 +2,20 @@
 //!
 //! # From the environment
 //!
-//! [`Extractor::from_env()`](crate::FromEnv::from_env) (with
-//! `use extract::FromEnv`) picks the backend the environment names:
+//! [`Extractor::from_env()`](crate::model::FromEnv::from_env) (with
+//! `use extract::model::FromEnv`) picks the backend the environment names:
 //! `ANTHROPIC_API_KEY` first (Claude; it wins when both are set), else
 //! `OPENAI_BASE_URL` or `OPENAI_API_KEY` (an OpenAI-compatible server,
 //! feature `openai`). With neither, the error names the variables; a
 //! backend whose feature is off is named in the error with the feature to
-//! turn on. [`from_vars`](crate::FromEnv::from_vars) reads the same from a
+//! turn on. [`from_vars`](crate::model::FromEnv::from_vars) reads the same from a
 //! source of your own (a configuration file, a secrets store, a test's
 //! map):
 //!
 //! ```
 //! # #[cfg(feature = "anthropic")] {
 //! use extract::model::Model;
-//! use extract::{Extractor, FromEnv};
+//! use extract::{Extractor, model::FromEnv};
 //! use std::collections::HashMap;
 //!
 //! let vars = HashMap::from([("ANTHROPIC_API_KEY", "sk-ant-secret"), ("ANTHROPIC_MODEL", "claude-haiku-5-5")]);
