@@ -14,10 +14,11 @@ use super::builder::{
 use super::request::{self, Ask, DocumentAs, ToolChoice};
 use super::response;
 use super::stream::Assembly;
-use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply};
+use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply, chunk_stream};
 use extract_drive::http::pace::Demand;
+use extract_drive::http::sse::StreamedReply;
 use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
-use extract_drive::queued::{Queue, queued_stream};
+use extract_drive::queued::Queue;
 
 /// A [`Model`] backed by Claude through the Messages API.
 ///
@@ -202,11 +203,12 @@ impl Client {
                     Err(failure) => Err(failure),
                 },
                 Some(chunks) => {
-                    let mut assembly = Assembly::new(&prompt.tool.name, self.mode);
-                    let mut each = |line: BodyLine<'_>| assembly.line(line, chunks);
+                    let mut streamed = StreamedReply::new(Assembly::new(&prompt.tool.name, self.mode));
+                    let mut each = |line: BodyLine<'_>| streamed.line(line, chunks);
                     let posted =
                         self.transport.post_lines(bytes, response::api_error, demand, &mut each).await;
-                    posted.map(|answer| (assembly.message().reply(&prompt.tool.name, self.mode), answer))
+                    let message = streamed.into_assembly().message();
+                    posted.map(|answer| (message.reply(&prompt.tool.name, self.mode), answer))
                 }
             };
             match answered {
@@ -255,12 +257,7 @@ impl Model for Client {
     /// (`overloaded_error`), is sent again under the transport's retries,
     /// after a [`Chunk::Restart`].
     fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
-        let chunks = Queue::default();
-        let call = {
-            let chunks = chunks.clone();
-            async move { self.send(prompt, Some(&chunks)).await.map(Chunk::Done) }
-        };
-        queued_stream(call, chunks)
+        chunk_stream(|chunks| async move { self.send(prompt, Some(&chunks)).await })
     }
 
     fn name(&self) -> &str {

@@ -17,7 +17,7 @@ use crate::vocabulary::usage::wire_count;
 use crate::{Error, Reply, ReplyContent, Truncation, Usage};
 use extract_drive::http::transport::{ApiError, body_prefix};
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 pub(crate) struct Message {
     #[serde(default)]
     pub(crate) id: Option<String>,
@@ -32,7 +32,7 @@ pub(crate) struct Message {
     pub(crate) usage: Option<WireUsage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Block {
     Text {

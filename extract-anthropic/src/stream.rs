@@ -17,23 +17,19 @@ use serde_json::Value;
 
 use super::builder::Mode;
 use super::response::{Block, Message, WireUsage, api_error};
-use crate::Chunk;
-use extract_drive::http::sse::{SseEvent, SseReader};
-use extract_drive::http::transport::{ApiError, BodyLine, Failure};
-use extract_drive::queued::Queue;
+use extract_drive::http::sse::{self, Output, SseEvent};
+use extract_drive::http::transport::{ApiError, Failure};
 
 /// One streamed reply being assembled.
+#[derive(Clone)]
 pub(crate) struct Assembly {
     /// The requested tool, whose input is the output shown as it arrives.
     tool: String,
     mode: Mode,
-    sse: SseReader,
     message: Message,
     /// The blocks' text so far (a tool call's input JSON), by index.
     texts: Vec<String>,
     usage: WireUsage,
-    /// Whether any output was handed on (a restart must say so).
-    shown: bool,
     ended: bool,
 }
 
@@ -112,37 +108,54 @@ impl Assembly {
         Assembly {
             tool: tool.to_string(),
             mode,
-            sse: SseReader::default(),
             message: Message::default(),
             texts: Vec::new(),
             usage: WireUsage::default(),
-            shown: false,
             ended: false,
         }
     }
 
-    /// Reads one line of the body, handing output on to `chunks`.
-    pub(crate) fn line(&mut self, line: BodyLine<'_>, chunks: &Queue<Chunk>) -> Result<(), Failure> {
-        match line {
-            BodyLine::Start => {
-                if self.shown {
-                    chunks.push(Chunk::Restart);
-                }
-                *self = Assembly::new(&self.tool, self.mode);
-                Ok(())
-            }
-            BodyLine::Line(line) => match self.sse.line(line) {
-                Some(event) => self.event(event, chunks),
-                None => Ok(()),
-            },
-            BodyLine::End if self.ended => Ok(()),
-            BodyLine::End => Err(Failure::Transport(
-                "the Messages API's stream ended before its message_stop event".into(),
-            )),
+    /// Appends `text` to block `index`, handing it on when the block is
+    /// the output: the requested tool's input, or the text of JSON outputs.
+    fn append(&mut self, index: usize, text: &str, output: &mut Output<'_>) {
+        let (Some(block), Some(held)) = (self.message.content.get(index), self.texts.get_mut(index)) else {
+            return;
+        };
+        held.push_str(text);
+        let shown = match block {
+            Block::ToolUseText { name, .. } => self.mode == Mode::Tool && *name == self.tool,
+            Block::Text { .. } => self.mode == Mode::JsonSchema,
+            _ => false,
+        };
+        if shown {
+            output.show(text);
         }
     }
 
-    fn event(&mut self, sse: SseEvent, chunks: &Queue<Chunk>) -> Result<(), Failure> {
+    /// The message the events made: what a response body would have held.
+    pub(crate) fn message(mut self) -> Message {
+        for (block, text) in self.message.content.iter_mut().zip(self.texts) {
+            *block = match std::mem::replace(block, Block::Other) {
+                Block::Text { .. } => Block::Text { text },
+                // An empty input is `{}`, as the API sends a call without arguments.
+                Block::ToolUseText { name, .. } => {
+                    match serde_json::from_str(if text.is_empty() { "{}" } else { &text }) {
+                        Ok(input) => Block::ToolUse { name, input },
+                        Err(_) => Block::ToolUseText { name, json: text },
+                    }
+                }
+                other => other,
+            };
+        }
+        self.message.usage = Some(self.usage);
+        self.message
+    }
+}
+
+impl sse::Assembly for Assembly {
+    const CUT_SHORT: &'static str = "the Messages API's stream ended before its message_stop event";
+
+    fn event(&mut self, sse: SseEvent, output: &mut Output<'_>) -> Result<(), Failure> {
         let event: Event = serde_json::from_str(&sse.data).map_err(|e| {
             Failure::Transport(format!(
                 "the Messages API sent a `{}` event that is not JSON ({e})",
@@ -169,11 +182,11 @@ impl Assembly {
                 };
                 self.message.content[index] = block;
                 self.texts[index] = String::new();
-                self.append(index, &text, chunks);
+                self.append(index, &text, output);
             }
             Event::ContentBlockDelta { index, delta } => match delta {
-                BlockDelta::TextDelta { text } => self.append(index, &text, chunks),
-                BlockDelta::InputJsonDelta { partial_json } => self.append(index, &partial_json, chunks),
+                BlockDelta::TextDelta { text } => self.append(index, &text, output),
+                BlockDelta::InputJsonDelta { partial_json } => self.append(index, &partial_json, output),
                 BlockDelta::Other => {}
             },
             Event::MessageDelta { delta, usage } => {
@@ -190,44 +203,8 @@ impl Assembly {
         Ok(())
     }
 
-    /// Appends `text` to block `index`, handing it on when the block is
-    /// the output: the requested tool's input, or the text of JSON outputs.
-    fn append(&mut self, index: usize, text: &str, chunks: &Queue<Chunk>) {
-        let (Some(block), Some(held)) = (self.message.content.get(index), self.texts.get_mut(index)) else {
-            return;
-        };
-        if text.is_empty() {
-            return;
-        }
-        held.push_str(text);
-        let output = match block {
-            Block::ToolUseText { name, .. } => self.mode == Mode::Tool && *name == self.tool,
-            Block::Text { .. } => self.mode == Mode::JsonSchema,
-            _ => false,
-        };
-        if output {
-            self.shown = true;
-            chunks.push(Chunk::Output(text.to_string()));
-        }
-    }
-
-    /// The message the events made: what a response body would have held.
-    pub(crate) fn message(mut self) -> Message {
-        for (block, text) in self.message.content.iter_mut().zip(self.texts) {
-            *block = match std::mem::replace(block, Block::Other) {
-                Block::Text { .. } => Block::Text { text },
-                // An empty input is `{}`, as the API sends a call without arguments.
-                Block::ToolUseText { name, .. } => {
-                    match serde_json::from_str(if text.is_empty() { "{}" } else { &text }) {
-                        Ok(input) => Block::ToolUse { name, input },
-                        Err(_) => Block::ToolUseText { name, json: text },
-                    }
-                }
-                other => other,
-            };
-        }
-        self.message.usage = Some(self.usage);
-        self.message
+    fn ended(&self) -> bool {
+        self.ended
     }
 }
 

@@ -35,4 +35,4 @@ pub use error::{Error, ErrorKind};
 pub use events::{Event, EventStream};
 pub use extractor::Extractor;
 pub use journal::{Journal, JournalSummary, Review, ReviewDecision};
-pub use model::{Chunk, ChunkStream, Model, ModelFuture};
+pub use model::{Chunk, ChunkStream, Model, ModelFuture, chunk_stream};

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::queued::{Queue, queued_stream};
 use crate::{Error, Prompt, Reply};
 
 /// The future a [`Model`] call returns. It is `Send`, so extractions can be spawned.
@@ -13,6 +14,19 @@ pub type ModelFuture<'a> = Pin<Box<dyn Future<Output = Result<Reply, Error>> + S
 /// they arrive, the last one [`Chunk::Done`]. `Send`, like [`ModelFuture`];
 /// dropping it cancels the call (a backend drops its connection).
 pub type ChunkStream<'a> = Pin<Box<dyn futures_core::Stream<Item = Result<Chunk, Error>> + Send + 'a>>;
+
+/// The [`ChunkStream`] of a call that hands its output on as it arrives:
+/// `call` is given the queue the output's [`Chunk`]s go to and answers the
+/// whole reply, which ends the stream as [`Chunk::Done`]. Dropping the
+/// stream drops the call. What a backend's [`Model::stream`] returns.
+pub fn chunk_stream<'a, F>(call: impl FnOnce(Queue<Chunk>) -> F) -> ChunkStream<'a>
+where
+    F: Future<Output = Result<Reply, Error>> + Send + 'a,
+{
+    let chunks = Queue::default();
+    let answered = call(chunks.clone());
+    queued_stream(async move { answered.await.map(Chunk::Done) }, chunks)
+}
 
 /// One piece of a streamed reply.
 ///

@@ -11,10 +11,11 @@ use super::builder::{API_KEY_VAR, BASE_URL_VAR, ClientBuilder, MODEL_VAR, Mode, 
 use super::request::{self, Request, ToolChoice};
 use super::response;
 use super::stream::Assembly;
-use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply};
+use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply, chunk_stream};
 use extract_drive::http::pace::Demand;
+use extract_drive::http::sse::StreamedReply;
 use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
-use extract_drive::queued::{Queue, queued_stream};
+use extract_drive::queued::Queue;
 
 /// A [`Model`] over the Chat Completions API: OpenAI, Azure OpenAI, vLLM,
 /// Ollama, llama.cpp's server, and anything else that speaks it.
@@ -178,11 +179,12 @@ impl Client {
                     Err(failure) => Err(failure),
                 },
                 Some(chunks) => {
-                    let mut assembly = Assembly::new(&prompt.tool.name, self.mode);
-                    let mut each = |line: BodyLine<'_>| assembly.line(line, chunks);
+                    let mut streamed = StreamedReply::new(Assembly::new(&prompt.tool.name, self.mode));
+                    let mut each = |line: BodyLine<'_>| streamed.line(line, chunks);
                     match self.transport.post_lines(bytes, response::api_error, demand, &mut each).await {
                         Ok(answer) => {
-                            let reply = assembly
+                            let reply = streamed
+                                .into_assembly()
                                 .completion()
                                 .reply(&prompt.tool.name, self.mode)
                                 .ok_or_else(|| {
@@ -259,12 +261,7 @@ impl Model for Client {
     /// [DONE]`), or an error event mid-stream, is sent again under the
     /// transport's retries, after a [`Chunk::Restart`].
     fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
-        let chunks = Queue::default();
-        let call = {
-            let chunks = chunks.clone();
-            async move { self.send(prompt, Some(&chunks)).await.map(Chunk::Done) }
-        };
-        queued_stream(call, chunks)
+        chunk_stream(|chunks| async move { self.send(prompt, Some(&chunks)).await })
     }
 
     fn name(&self) -> &str {

@@ -19,17 +19,15 @@ use serde_json::Value;
 
 use super::builder::Mode;
 use super::response::{Choice, Completion, FunctionCall, Message, ToolCall, WireUsage, api_error};
-use crate::Chunk;
-use extract_drive::http::sse::{SseEvent, SseReader};
-use extract_drive::http::transport::{BodyLine, Failure};
-use extract_drive::queued::Queue;
+use extract_drive::http::sse::{self, Output, SseEvent};
+use extract_drive::http::transport::Failure;
 
 /// One streamed reply being assembled.
+#[derive(Clone)]
 pub(crate) struct Assembly {
     /// The requested tool, whose arguments are the output shown as they arrive.
     tool: String,
     mode: Mode,
-    sse: SseReader,
     id: Option<String>,
     model: Option<String>,
     /// Whether any choice arrived (a completion without one is no reply).
@@ -42,12 +40,10 @@ pub(crate) struct Assembly {
     shown_call: Option<usize>,
     finish_reason: Option<String>,
     usage: Option<WireUsage>,
-    /// Whether any output was handed on (a restart must say so).
-    shown: bool,
     ended: bool,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Call {
     name: Option<String>,
     arguments: String,
@@ -115,7 +111,6 @@ impl Assembly {
         Assembly {
             tool: tool.to_string(),
             mode,
-            sse: SseReader::default(),
             id: None,
             model: None,
             chosen: false,
@@ -125,33 +120,84 @@ impl Assembly {
             shown_call: None,
             finish_reason: None,
             usage: None,
-            shown: false,
             ended: false,
         }
     }
 
-    /// Reads one line of the body, handing output on to `chunks`.
-    pub(crate) fn line(&mut self, line: BodyLine<'_>, chunks: &Queue<Chunk>) -> Result<(), Failure> {
-        match line {
-            BodyLine::Start => {
-                if self.shown {
-                    chunks.push(Chunk::Restart);
-                }
-                *self = Assembly::new(&self.tool, self.mode);
-                Ok(())
+    /// Adds a delta of call `index`: its name, a piece of its arguments.
+    fn call(&mut self, index: usize, function: Option<FunctionDelta>, output: &mut Output<'_>) {
+        let Some(function) = function else { return };
+        // Looked up, not indexed: an index is the server's to choose.
+        let at = match self.calls.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                self.calls.push((index, Call::default()));
+                self.calls.len() - 1
             }
-            BodyLine::Line(line) => match self.sse.line(line) {
-                Some(event) => self.event(event, chunks),
-                None => Ok(()),
-            },
-            BodyLine::End if self.ended => Ok(()),
-            BodyLine::End => Err(Failure::Transport(
-                "the Chat Completions API's stream ended before `data: [DONE]`".into(),
-            )),
+        };
+        let call = &mut self.calls[at].1;
+        // Some servers repeat the name in every delta: the first one counts.
+        let named = match function.name.filter(|n| !n.is_empty()) {
+            Some(name) if call.name.is_none() => {
+                let requested = name == self.tool;
+                call.name = Some(name);
+                requested
+            }
+            _ => false,
+        };
+        let piece = match function.arguments {
+            Some(Value::String(piece)) => piece,
+            None | Some(Value::Null) => String::new(),
+            Some(whole) => whole.to_string(),
+        };
+        call.arguments.push_str(&piece);
+        if named && self.mode == Mode::Tool && self.shown_call.is_none() {
+            self.shown_call = Some(index);
+            // Arguments that came with (or before) the name.
+            let so_far = call.arguments.clone();
+            output.show(&so_far);
+        } else if self.shown_call == Some(index) {
+            output.show(&piece);
         }
     }
 
-    fn event(&mut self, sse: SseEvent, chunks: &Queue<Chunk>) -> Result<(), Failure> {
+    /// The completion the deltas made: what a response body would have held.
+    pub(crate) fn completion(self) -> Completion {
+        let mut calls = self.calls;
+        calls.sort_by_key(|(index, _)| *index);
+        // The call shown first, so the reply reads the call whose output was shown.
+        if let Some(at) = calls.iter().position(|(i, _)| Some(*i) == self.shown_call) {
+            let shown = calls.remove(at);
+            calls.insert(0, shown);
+        }
+        let tool_calls: Vec<ToolCall> = calls
+            .into_iter()
+            .map(|(_, call)| ToolCall {
+                function: Some(FunctionCall {
+                    name: call.name,
+                    arguments: Some(Value::String(call.arguments)),
+                }),
+            })
+            .collect();
+        let message = Message {
+            content: (!self.content.is_empty()).then_some(Value::String(self.content)),
+            refusal: self.refusal,
+            tool_calls: (!tool_calls.is_empty()).then_some(tool_calls),
+        };
+        let choice = Choice { message: Some(message), finish_reason: self.finish_reason };
+        Completion {
+            id: self.id,
+            model: self.model,
+            choices: self.chosen.then(|| vec![choice]),
+            usage: self.usage,
+        }
+    }
+}
+
+impl sse::Assembly for Assembly {
+    const CUT_SHORT: &'static str = "the Chat Completions API's stream ended before `data: [DONE]`";
+
+    fn event(&mut self, sse: SseEvent, output: &mut Output<'_>) -> Result<(), Failure> {
         if self.ended {
             return Ok(());
         }
@@ -189,90 +235,18 @@ impl Assembly {
             if !content.is_empty() {
                 self.content.push_str(&content);
                 if self.mode == Mode::JsonSchema {
-                    self.show(content, chunks);
+                    output.show(&content);
                 }
             }
             for (place, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
-                self.call(call.index.unwrap_or(place), call.function, chunks);
+                self.call(call.index.unwrap_or(place), call.function, output);
             }
         }
         Ok(())
     }
 
-    /// Adds a delta of call `index`: its name, a piece of its arguments.
-    fn call(&mut self, index: usize, function: Option<FunctionDelta>, chunks: &Queue<Chunk>) {
-        let Some(function) = function else { return };
-        // Looked up, not indexed: an index is the server's to choose.
-        let at = match self.calls.iter().position(|(i, _)| *i == index) {
-            Some(at) => at,
-            None => {
-                self.calls.push((index, Call::default()));
-                self.calls.len() - 1
-            }
-        };
-        let call = &mut self.calls[at].1;
-        // Some servers repeat the name in every delta: the first one counts.
-        let named = match function.name.filter(|n| !n.is_empty()) {
-            Some(name) if call.name.is_none() => {
-                let requested = name == self.tool;
-                call.name = Some(name);
-                requested
-            }
-            _ => false,
-        };
-        let piece = match function.arguments {
-            Some(Value::String(piece)) => piece,
-            None | Some(Value::Null) => String::new(),
-            Some(whole) => whole.to_string(),
-        };
-        call.arguments.push_str(&piece);
-        if named && self.mode == Mode::Tool && self.shown_call.is_none() {
-            self.shown_call = Some(index);
-            // Arguments that came with (or before) the name.
-            let so_far = call.arguments.clone();
-            self.show(so_far, chunks);
-        } else if self.shown_call == Some(index) {
-            self.show(piece, chunks);
-        }
-    }
-
-    fn show(&mut self, piece: String, chunks: &Queue<Chunk>) {
-        if !piece.is_empty() {
-            self.shown = true;
-            chunks.push(Chunk::Output(piece));
-        }
-    }
-
-    /// The completion the deltas made: what a response body would have held.
-    pub(crate) fn completion(self) -> Completion {
-        let mut calls = self.calls;
-        calls.sort_by_key(|(index, _)| *index);
-        // The call shown first, so the reply reads the call whose output was shown.
-        if let Some(at) = calls.iter().position(|(i, _)| Some(*i) == self.shown_call) {
-            let shown = calls.remove(at);
-            calls.insert(0, shown);
-        }
-        let tool_calls: Vec<ToolCall> = calls
-            .into_iter()
-            .map(|(_, call)| ToolCall {
-                function: Some(FunctionCall {
-                    name: call.name,
-                    arguments: Some(Value::String(call.arguments)),
-                }),
-            })
-            .collect();
-        let message = Message {
-            content: (!self.content.is_empty()).then_some(Value::String(self.content)),
-            refusal: self.refusal,
-            tool_calls: (!tool_calls.is_empty()).then_some(tool_calls),
-        };
-        let choice = Choice { message: Some(message), finish_reason: self.finish_reason };
-        Completion {
-            id: self.id,
-            model: self.model,
-            choices: self.chosen.then(|| vec![choice]),
-            usage: self.usage,
-        }
+    fn ended(&self) -> bool {
+        self.ended
     }
 }
 
@@ -315,11 +289,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Chunk;
     use crate::{Error, ReplyContent, Usage};
+    use extract_drive::http::sse::StreamedReply;
+    use extract_drive::http::transport::BodyLine;
+    use extract_drive::queued::Queue;
     use extract_drive::queued::queued_stream;
 
     /// What `lines` made `assembly` hand on.
-    fn read(assembly: &mut Assembly, lines: &[&str]) -> (Vec<Chunk>, Result<(), Failure>) {
+    fn read(assembly: &mut StreamedReply<Assembly>, lines: &[&str]) -> (Vec<Chunk>, Result<(), Failure>) {
         let queue = Queue::default();
         let mut ended = Ok(());
         for line in lines {
@@ -362,7 +340,7 @@ mod tests {
 
     #[test]
     fn interleaved_calls_are_kept_apart_and_only_the_requested_one_is_shown() {
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         let lines = [
             "<start>".to_string(),
             calls(json!([{"index": 0, "id": "a", "type": "function",
@@ -393,7 +371,7 @@ mod tests {
         let (chunks, ended) = read(&mut assembly, &lines);
         ended.unwrap();
         assert_eq!(outputs(&chunks), "{\"a\": [1, 2]}");
-        let reply = assembly.completion().reply("record", Mode::Tool).unwrap();
+        let reply = assembly.into_assembly().completion().reply("record", Mode::Tool).unwrap();
         assert_eq!(
             reply.content,
             ReplyContent::ToolCallText { name: Some("record".into()), json: "{\"a\": [1, 2]}".into() }
@@ -406,7 +384,7 @@ mod tests {
         let content = |piece: &str| {
             data(json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}}]}))
         };
-        let mut assembly = Assembly::new("record", Mode::JsonSchema);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::JsonSchema));
         let lines = [content("{\"a\":"), String::new(), content(" 1}"), String::new()];
         let mut lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let (chunks, ended) = read(&mut assembly, &[&lines[..], &["<end>"]].concat());
@@ -415,7 +393,7 @@ mod tests {
         assert!(cut.contains("[DONE]"), "{cut}");
 
         // With `[DONE]`, the end is the end; what follows it is set aside.
-        let mut assembly = Assembly::new("record", Mode::JsonSchema);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::JsonSchema));
         lines.extend([
             "data: [DONE]",
             "",
@@ -425,18 +403,18 @@ mod tests {
         ]);
         let (_, ended) = read(&mut assembly, &lines);
         ended.unwrap();
-        let reply = assembly.completion().reply("record", Mode::JsonSchema).unwrap();
+        let reply = assembly.into_assembly().completion().reply("record", Mode::JsonSchema).unwrap();
         assert_eq!(reply.content, ReplyContent::ToolCallText { name: None, json: "{\"a\": 1}".into() });
     }
 
     #[test]
     fn a_restart_after_output_says_so_and_starts_over() {
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         let call = calls(json!([{"index": 0, "function": {"name": "record", "arguments": "{\"a\""}}]));
         let (chunks, _) = read(&mut assembly, &["<start>", &call, "", "<start>", &call, ""]);
         assert_eq!(chunks, [Chunk::Output("{\"a\"".into()), Chunk::Restart, Chunk::Output("{\"a\"".into())]);
         // Nothing was shown yet: no restart.
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         let (chunks, _) = read(&mut assembly, &["<start>", ": keep-alive", "", "<start>"]);
         assert!(chunks.is_empty(), "{chunks:?}");
     }
@@ -444,7 +422,7 @@ mod tests {
     #[test]
     fn an_error_event_is_an_api_error_with_the_status_it_names() {
         let error = |lines: &[&str]| {
-            let mut assembly = Assembly::new("record", Mode::Tool);
+            let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
             match read(&mut assembly, &[&["<start>"], lines, &[""]].concat()).1 {
                 Err(Failure::Api { status, error, .. }) => (status, error.error_type, error.message),
                 other => panic!("{other:?}"),
@@ -468,19 +446,19 @@ mod tests {
 
     #[test]
     fn refusals_and_cut_calls_read_as_a_whole_body_would() {
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         let refusal = |piece: &str| data(json!({"choices": [{"index": 0, "delta": {"refusal": piece}}]}));
         let lines = [refusal("I can"), String::new(), refusal("'t."), String::new()];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         read(&mut assembly, &lines).1.unwrap();
-        let reply = assembly.completion().reply("record", Mode::Tool).unwrap();
+        let reply = assembly.into_assembly().completion().reply("record", Mode::Tool).unwrap();
         assert_eq!(reply.content, ReplyContent::Refusal { text: "I can't.".into(), details: None });
 
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         let call = calls(json!([{"index": 0, "function": {"name": "record", "arguments": "{\"a\": \"par"}}]));
         let stop = data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}));
         read(&mut assembly, &[&call, "", &stop, ""]).1.unwrap();
-        let reply = assembly.completion().reply("record", Mode::Tool).unwrap();
+        let reply = assembly.into_assembly().completion().reply("record", Mode::Tool).unwrap();
         assert_eq!(
             reply.content,
             crate::ReplyContent::Truncated {
@@ -490,8 +468,8 @@ mod tests {
         );
 
         // No choice at all: no reply, as for a body without choices.
-        let mut assembly = Assembly::new("record", Mode::Tool);
+        let mut assembly = StreamedReply::new(Assembly::new("record", Mode::Tool));
         read(&mut assembly, &["data: {\"choices\": []}", ""]).1.unwrap();
-        assert!(assembly.completion().reply("record", Mode::Tool).is_none());
+        assert!(assembly.into_assembly().completion().reply("record", Mode::Tool).is_none());
     }
 }

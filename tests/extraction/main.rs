@@ -18,3 +18,4 @@ mod scripted;
 mod streaming;
 mod streaming_http;
 mod streaming_openai;
+mod streaming_scenarios;

@@ -4,15 +4,14 @@
 //! `Event::Restart`, never a truncated reply); an attempt stopped early
 //! hangs up on the server.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use extract::anthropic::Client;
-use extract::{ErrorKind, Event, Extractor, Retries};
+use extract::{ErrorKind, Event, Extractor};
 use serde_json::{Value, json};
 
-use super::streaming::{Invoice, corpus, hold_snapshots, negative_first_amount, snapshots, streamed};
+use super::streaming::{Invoice, corpus, hold_snapshots, snapshots, streamed};
+use super::streaming_scenarios::{self as scenarios, Protocol};
 use crate::support::server::{Server, Step, random_pieces};
 
 /// The events of a message that calls `tool` with `input` (its JSON split
@@ -54,25 +53,14 @@ fn sse(events: &[(&str, Value)]) -> String {
     events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
 }
 
-/// The whole stream of `output` as the server writes it: pieces split at random bytes.
-fn streamed_output(output: &Value, seed: u64) -> Step {
-    let text = sse(&message_events("record_invoice", &output.to_string(), "tool_use", seed));
-    Step::Events {
-        pieces: random_pieces(&text, seed ^ 0x5eed, 37),
-        pause: Duration::ZERO,
-        cut: false,
-        hung_up: None,
-    }
-}
+/// The Messages API's streams, as the scenarios drive them.
+const MESSAGES: Protocol<Client> = Protocol {
+    stream_of: |output, seed| sse(&message_events("record_invoice", &output.to_string(), "tool_use", seed)),
+    client,
+};
 
-/// The error a streamed extraction ends with.
-async fn last_error(extractor: &Extractor<Client>, document: &str) -> extract::Error {
-    let mut stream = extractor.stream::<Invoice>(document);
-    let mut last = None;
-    while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
-        last = Some(event);
-    }
-    last.expect("an event").expect_err("the stream ends in an error")
+fn streamed_output(output: &Value, seed: u64) -> Step {
+    scenarios::streamed_output(&MESSAGES, output, seed)
 }
 
 fn client(server: &Server, retries: u32) -> Client {
@@ -113,29 +101,6 @@ async fn a_stream_split_at_random_bytes_gives_the_snapshots_and_the_reply_of_the
 }
 
 #[tokio::test]
-async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
-    let (document, good) = corpus().remove(0);
-    let text = sse(&message_events("record_invoice", &good.to_string(), "tool_use", 7));
-    // Cut inside an event, past some of the input.
-    let cut_at = text.len() / 2 + 3;
-    let first = Step::Events {
-        pieces: random_pieces(&text[..cut_at], 1, 50),
-        pause: Duration::ZERO,
-        cut: true,
-        hung_up: None,
-    };
-    let server = Server::start(vec![first, streamed_output(&good, 8)]).await;
-    let (events, outcome) = streamed::<Invoice>(&Extractor::new(client(&server, 2)), &document).await;
-    let restart = events.iter().position(|e| matches!(e, Event::Restart)).expect("a restart");
-    assert!(restart > 0, "output was shown before the cut");
-    hold_snapshots(&snapshots(&events[restart..]), &good);
-    assert!(!events.iter().any(|e| matches!(e, Event::Retry { .. })), "the same attempt");
-    assert_eq!(outcome.attempts(), 1);
-    assert!(outcome.is_valid());
-    assert_eq!(server.requests().len(), 2);
-}
-
-#[tokio::test]
 async fn a_body_that_ends_before_message_stop_is_cut_short_not_truncated() {
     let (document, good) = corpus().remove(0);
     let mut events = message_events("record_invoice", &good.to_string(), "tool_use", 3);
@@ -143,7 +108,7 @@ async fn a_body_that_ends_before_message_stop_is_cut_short_not_truncated() {
     let incomplete =
         Step::Events { pieces: vec![sse(&events)], pause: Duration::ZERO, cut: false, hung_up: None };
     let server = Server::start(vec![incomplete]).await;
-    let error = last_error(&Extractor::new(client(&server, 0)), &document).await;
+    let error = scenarios::last_error(&Extractor::new(client(&server, 0)), &document).await;
     assert_eq!(error.kind(), ErrorKind::Transport, "{error}");
     assert!(error.to_string().contains("message_stop"), "{error}");
 }
@@ -166,45 +131,9 @@ async fn an_error_event_mid_stream_is_retried_and_named_when_retries_run_out() {
     assert!(outcome.is_valid());
 
     let server = Server::start(vec![overloaded()]).await;
-    let error = last_error(&Extractor::new(client(&server, 0)), &document).await;
+    let error = scenarios::last_error(&Extractor::new(client(&server, 0)), &document).await;
     assert!(error.to_string().contains("overloaded_error"), "{error}");
     assert!(error.to_string().contains("529"), "{error}");
-}
-
-#[tokio::test]
-async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
-    let (document, good) = corpus().remove(1);
-    let bad = negative_first_amount(good.clone());
-    let text = sse(&message_events("record_invoice", &bad.to_string(), "tool_use", 11));
-    let hung_up = Arc::new(AtomicUsize::new(0));
-    // Slow enough that the client stops long before the end.
-    let slow = Step::Events {
-        pieces: random_pieces(&text, 12, 24),
-        pause: Duration::from_millis(4),
-        cut: false,
-        hung_up: Some(hung_up.clone()),
-    };
-    let server = Server::start(vec![slow, streamed_output(&good, 13)]).await;
-    let extractor = Extractor::new(client(&server, 0)).retries(Retries::new(1).unwrap());
-    let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
-    assert!(matches!(
-        events.iter().find(|e| matches!(e, Event::Retry { .. })),
-        Some(Event::Retry { attempt: 2, .. })
-    ));
-    let valid = outcome.valid().expect("corrected");
-    assert_eq!(valid.attempts(), 2);
-    let stopped = &valid.failed_attempts()[0];
-    assert_eq!(stopped.violations.iter().next().unwrap().path.to_string(), "line_items[0].amount");
-    assert_ne!(stopped.usage.output_tokens, 120, "estimated: the stream never said");
-    // The server learns of the hang-up at its next writes.
-    for _ in 0..200 {
-        if hung_up.load(Ordering::SeqCst) > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(hung_up.load(Ordering::SeqCst), 1, "the stopped stream's connection was dropped");
-    assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]
@@ -225,4 +154,14 @@ async fn a_stream_cut_by_the_output_limit_is_a_truncated_reply_not_a_restart() {
     };
     assert_eq!(chain[0].violations.iter().next().unwrap().code.as_str(), "truncated", "{outcome:?}");
     assert_eq!(server.requests().len(), outcome.attempts() as usize, "no request sent again");
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
+    scenarios::a_cut_stream_restarts(&MESSAGES).await;
+}
+
+#[tokio::test]
+async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
+    scenarios::a_stopped_attempt_hangs_up(&MESSAGES).await;
 }

@@ -8,15 +8,14 @@
 
 #![cfg(feature = "openai")]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use extract::openai::{Client, Mode};
-use extract::{ErrorKind, Event, Extractor, Retries};
+use extract::{ErrorKind, Event, Extractor};
 use serde_json::{Value, json};
 
-use super::streaming::{Invoice, corpus, hold_snapshots, negative_first_amount, snapshots, streamed};
+use super::streaming::{Invoice, corpus, hold_snapshots, snapshots, streamed};
+use super::streaming_scenarios::{self as scenarios, Protocol, events};
 use crate::support::server::{Server, Step, random_pieces, reply};
 
 fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
@@ -67,10 +66,6 @@ fn sse(chunks: &[Value], done: bool) -> String {
     text
 }
 
-fn events(pieces: Vec<String>) -> Step {
-    Step::Events { pieces, pause: Duration::ZERO, cut: false, hung_up: None }
-}
-
 /// The whole stream of `output` as the server writes it: pieces split at random bytes.
 fn streamed_output(mode: Mode, output: &Value, seed: u64) -> Step {
     let text = sse(&completion_chunks(mode, &output.to_string(), "stop", seed), true);
@@ -87,16 +82,6 @@ fn client(server: &Server, mode: Mode, retries: u32) -> Client {
         .retry_backoff(Duration::from_millis(5), Duration::from_millis(20))
         .build()
         .unwrap()
-}
-
-/// The error a streamed extraction ends with.
-async fn last_error(extractor: &Extractor<Client>, document: &str) -> extract::Error {
-    let mut stream = extractor.stream::<Invoice>(document);
-    let mut last = None;
-    while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
-        last = Some(event);
-    }
-    last.expect("an event").expect_err("the stream ends in an error")
 }
 
 #[tokio::test]
@@ -165,37 +150,12 @@ async fn a_refused_tool_choice_is_streamed_again_with_a_weaker_one() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
-    let (document, good) = corpus().remove(0);
-    let text = sse(&completion_chunks(Mode::Tool, &good.to_string(), "tool_calls", 7), true);
-    // Cut inside an event, past some of the arguments.
-    let cut_at = text.len() / 2 + 3;
-    let first = Step::Events {
-        pieces: random_pieces(&text[..cut_at], 1, 50),
-        pause: Duration::ZERO,
-        cut: true,
-        hung_up: None,
-    };
-    let server = Server::start(vec![first, streamed_output(Mode::Tool, &good, 8)]).await;
-    let (events, outcome) =
-        streamed::<Invoice>(&Extractor::new(client(&server, Mode::Tool, 2)), &document).await;
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Restart)).count(), 1);
-    let restart = events.iter().position(|e| matches!(e, Event::Restart)).unwrap();
-    assert!(restart > 0, "output was shown before the cut");
-    hold_snapshots(&snapshots(&events[restart..]), &good);
-    assert!(!events.iter().any(|e| matches!(e, Event::Retry { .. })), "the same attempt");
-    assert_eq!(outcome.attempts(), 1);
-    assert!(outcome.is_valid());
-    assert_eq!(server.requests().len(), 2);
-}
-
-#[tokio::test]
 async fn a_body_that_ends_without_done_is_cut_short_not_truncated() {
     let (document, good) = corpus().remove(0);
     // Every chunk, the usage's too, and a proper end of the body: but no `[DONE]`.
     let text = sse(&completion_chunks(Mode::Tool, &good.to_string(), "tool_calls", 3), false);
     let server = Server::start(vec![events(vec![text])]).await;
-    let error = last_error(&Extractor::new(client(&server, Mode::Tool, 0)), &document).await;
+    let error = scenarios::last_error(&Extractor::new(client(&server, Mode::Tool, 0)), &document).await;
     assert_eq!(error.kind(), ErrorKind::Transport, "{error}");
     assert!(error.to_string().contains("[DONE]"), "{error}");
 }
@@ -219,47 +179,11 @@ async fn an_error_mid_stream_is_retried_and_named_when_retries_run_out() {
     assert_eq!(server.requests().len(), 2);
 
     let server = Server::start(vec![failing()]).await;
-    let error = last_error(&Extractor::new(client(&server, Mode::Tool, 0)), &document).await;
+    let error = scenarios::last_error(&Extractor::new(client(&server, Mode::Tool, 0)), &document).await;
     assert_eq!(error.kind(), ErrorKind::Server, "{error}");
     for named in ["unavailable_error", "503", "the model is loading"] {
         assert!(error.to_string().contains(named), "{named}: {error}");
     }
-}
-
-#[tokio::test]
-async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
-    let (document, good) = corpus().remove(1);
-    let bad = negative_first_amount(good.clone());
-    let text = sse(&completion_chunks(Mode::Tool, &bad.to_string(), "tool_calls", 11), true);
-    let hung_up = Arc::new(AtomicUsize::new(0));
-    // Slow enough that the client stops long before the end.
-    let slow = Step::Events {
-        pieces: random_pieces(&text, 12, 24),
-        pause: Duration::from_millis(4),
-        cut: false,
-        hung_up: Some(hung_up.clone()),
-    };
-    let server = Server::start(vec![slow, streamed_output(Mode::Tool, &good, 13)]).await;
-    let extractor = Extractor::new(client(&server, Mode::Tool, 0)).retries(Retries::new(1).unwrap());
-    let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
-    assert!(matches!(
-        events.iter().find(|e| matches!(e, Event::Retry { .. })),
-        Some(Event::Retry { attempt: 2, .. })
-    ));
-    let valid = outcome.valid().expect("corrected");
-    assert_eq!(valid.attempts(), 2);
-    let stopped = &valid.failed_attempts()[0];
-    assert_eq!(stopped.violations.iter().next().unwrap().path.to_string(), "line_items[0].amount");
-    assert_ne!(stopped.usage.output_tokens, 120, "estimated: the stream never said");
-    // The server learns of the hang-up at its next writes.
-    for _ in 0..200 {
-        if hung_up.load(Ordering::SeqCst) > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(hung_up.load(Ordering::SeqCst), 1, "the stopped stream's connection was dropped");
-    assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]
@@ -278,4 +202,22 @@ async fn finish_reason_length_is_a_truncated_reply_not_a_restart() {
     };
     assert_eq!(chain[0].violations.iter().next().unwrap().code.as_str(), "truncated", "{outcome:?}");
     assert_eq!(server.requests().len(), outcome.attempts() as usize, "no request sent again");
+}
+
+/// Chat Completions' streams in tool mode, as the scenarios drive them.
+const COMPLETIONS: Protocol<Client> = Protocol {
+    stream_of: |output, seed| {
+        sse(&completion_chunks(Mode::Tool, &output.to_string(), "tool_calls", seed), true)
+    },
+    client: |server, retries| client(server, Mode::Tool, retries),
+};
+
+#[tokio::test]
+async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
+    scenarios::a_cut_stream_restarts(&COMPLETIONS).await;
+}
+
+#[tokio::test]
+async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
+    scenarios::a_stopped_attempt_hangs_up(&COMPLETIONS).await;
 }

@@ -5,6 +5,17 @@
 //! event; `id:` and `retry:` are read and set aside). Written here rather
 //! than taken from a crate: the SSE crates read a byte stream, while the
 //! lines come from the transport's retry loop, which restarts them.
+//!
+//! [`StreamedReply`] is what every streaming backend shares: a body's lines
+//! read into events for the backend's [`Assembly`] (its API's protocol),
+//! the output it hands on passed to the chunk queue, a fresh assembly (and
+//! a [`Chunk::Restart`] when output was shown) at every response the
+//! transport reads, and a body that ends before the stream's end refused
+//! as cut short, so the transport sends the request again.
+
+use super::transport::{BodyLine, Failure};
+use crate::Chunk;
+use crate::queued::Queue;
 
 /// One event: its type (`message` when the stream names none) and data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +71,77 @@ impl SseReader {
     /// Forgets the event being read: the body starts again.
     pub fn reset(&mut self) {
         *self = SseReader::default();
+    }
+}
+
+/// A backend's protocol for one streamed reply: what each event does to
+/// the reply being assembled.
+pub trait Assembly: Clone {
+    /// What a body that ends before the stream's end is, in words.
+    const CUT_SHORT: &'static str;
+
+    /// Reads one event, handing the output it carries to `output`.
+    fn event(&mut self, event: SseEvent, output: &mut Output<'_>) -> Result<(), Failure>;
+
+    /// Whether the stream has said it ended (`message_stop`, `[DONE]`).
+    fn ended(&self) -> bool;
+}
+
+/// Where an [`Assembly`] hands the output's text as it arrives.
+pub struct Output<'a> {
+    chunks: &'a Queue<Chunk>,
+    shown: &'a mut bool,
+}
+
+impl Output<'_> {
+    /// Hands on `piece`, more of the output's JSON text.
+    pub fn show(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            *self.shown = true;
+            self.chunks.push(Chunk::Output(piece.to_string()));
+        }
+    }
+}
+
+/// One streamed reply, read from the lines of the responses the transport
+/// reads (see the module's documentation).
+pub struct StreamedReply<A> {
+    sse: SseReader,
+    assembly: A,
+    /// The assembly as it starts, for a response read again.
+    fresh: A,
+    shown: bool,
+}
+
+impl<A: Assembly> StreamedReply<A> {
+    /// A reply assembled by `assembly` (as it is before any event).
+    pub fn new(assembly: A) -> StreamedReply<A> {
+        StreamedReply { sse: SseReader::default(), fresh: assembly.clone(), assembly, shown: false }
+    }
+
+    /// Reads one line of a body, handing the output on to `chunks`.
+    pub fn line(&mut self, line: BodyLine<'_>, chunks: &Queue<Chunk>) -> Result<(), Failure> {
+        match line {
+            BodyLine::Start => {
+                if std::mem::take(&mut self.shown) {
+                    chunks.push(Chunk::Restart);
+                }
+                self.sse.reset();
+                self.assembly = self.fresh.clone();
+                Ok(())
+            }
+            BodyLine::Line(line) => match self.sse.line(line) {
+                Some(event) => self.assembly.event(event, &mut Output { chunks, shown: &mut self.shown }),
+                None => Ok(()),
+            },
+            BodyLine::End if self.assembly.ended() => Ok(()),
+            BodyLine::End => Err(Failure::Transport(A::CUT_SHORT.to_string())),
+        }
+    }
+
+    /// The assembly, once the transport read the whole stream.
+    pub fn into_assembly(self) -> A {
+        self.assembly
     }
 }
 
