@@ -1,5 +1,5 @@
 //! Server-sent events, assembled from a body's lines as the transport
-//! hands them over ([`BodyLine`](super::transport::BodyLine)): the part of
+//! hands them over ([`BodyLine`]): the part of
 //! the WHATWG `text/event-stream` grammar the model APIs use (`event:`,
 //! `data:` over one or more lines, `:` comments, a blank line ending an
 //! event; `id:` and `retry:` are read and set aside). Written here rather
