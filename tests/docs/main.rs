@@ -9,5 +9,7 @@ mod architecture;
 mod corpus;
 mod crates;
 mod first_program;
+mod long_corpus;
+mod long_stand_in;
 mod readme;
 mod surface;
