@@ -168,6 +168,8 @@ impl sse::Assembly for Assembly {
                 self.message.model = message.model;
                 self.usage = message.usage.unwrap_or_default();
             }
+            // A message has a few blocks: an index far past them is not one to make room for.
+            Event::ContentBlockStart { index, .. } if index > self.message.content.len() + 64 => {}
             Event::ContentBlockStart { index, content_block } => {
                 if self.message.content.len() <= index {
                     self.message.content.resize_with(index + 1, || Block::Other);
@@ -209,13 +211,22 @@ impl sse::Assembly for Assembly {
 }
 
 /// An `error` event: the API error it states, with the status the same
-/// error would have had before the stream began (`overloaded_error` 529,
-/// `rate_limit_error` 429, anything else 500), so it is retried the same.
+/// error has before a stream begins (Anthropic's documented error types),
+/// so the transport weighs it the same: `overloaded_error` (529) and
+/// `rate_limit_error` (429) are sent again after a pause, an
+/// `invalid_request_error` (400) is not.
 fn stream_error(data: &str) -> Failure {
     let error: ApiError = api_error(500, data.as_bytes());
     let status = match error.error_type.as_str() {
-        "overloaded_error" => 529,
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
         "rate_limit_error" => 429,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
         _ => 500,
     };
     Failure::Api { status, request_id: error.request_id.clone(), error: Box::new(error) }

@@ -71,8 +71,28 @@ impl<T> Iterator for Blocking<'_, T> {
         if let Some(error) = self.refused.take() {
             return Some(Err(error));
         }
+        // Made outside a runtime and moved into one since: refused there
+        // too, once, rather than a panic.
+        if self.runtime.is_some() && tokio::runtime::Handle::try_current().is_ok() {
+            if let Some(runtime) = self.runtime.take() {
+                runtime.shutdown_background();
+            }
+            return Some(Err(Error::config(
+                "a blocking stream was read inside a tokio runtime, where it would block the runtime's \
+                 thread; use `.stream(..)` there",
+            )));
+        }
         let runtime = self.runtime.as_ref()?;
         let stream = &mut self.stream;
         runtime.block_on(std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)))
+    }
+}
+
+impl<T> Drop for Blocking<'_, T> {
+    /// Dropped inside a runtime, a runtime of its own must not block it.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }

@@ -253,10 +253,12 @@ impl<M: Model> Extractor<M> {
 
     /// Whether a streamed attempt ([`stream`](Extractor::stream)) ends as
     /// soon as a finished value fails a check that later output cannot
-    /// change: on by default. The model's request is cancelled, the
-    /// journal records the prefix with the violation that stopped it (its
-    /// usage estimated), and the correction carries that violation; in
-    /// patch mode it is a full correction. Off, a streamed extraction's
+    /// change: on by default. The model's request is cancelled; the
+    /// attempt's reply is a stopped one ([`ReplyContent::Stopped`](crate::ReplyContent::Stopped):
+    /// the prefix and the violation that stopped it, its usage estimated
+    /// at four bytes a token), which a run judges again the same way on
+    /// replay; and the correction carries that violation (in patch mode, a
+    /// full correction). Off, a streamed extraction's
     /// outcome is the one [`extract`](Extractor::extract) gives for the
     /// same replies.
     pub fn stop_early(mut self, on: bool) -> Extractor<M> {
@@ -362,7 +364,8 @@ impl<M: Model> Extractor<M> {
     ///
     /// Each [`Event::Partial`] shows the output so far and the paths that
     /// are complete: finished, and passing every check that reads them (a
-    /// complete path never changes or fails later in its attempt). A value
+    /// complete path never changes or fails later in its attempt, until a
+    /// [`Event::Restart`] starts the output over). A value
     /// that finished and fails a check nothing later can change ends the
     /// attempt at once (see [`stop_early`](Extractor::stop_early)); the
     /// correction carries that violation. A ladder of models

@@ -19,6 +19,8 @@ pub type ChunkStream<'a> = Pin<Box<dyn futures_core::Stream<Item = Result<Chunk,
 /// `call` is given the queue the output's [`Chunk`]s go to and answers the
 /// whole reply, which ends the stream as [`Chunk::Done`]. Dropping the
 /// stream drops the call. What a backend's [`Model::stream`] returns.
+/// Push from within `call`'s future only: the stream looks at the queue
+/// when it polls that future (see [`Queue::push`]).
 pub fn chunk_stream<'a, F>(call: impl FnOnce(Queue<Chunk>) -> F) -> ChunkStream<'a>
 where
     F: Future<Output = Result<Reply, Error>> + Send + 'a,

@@ -4,8 +4,9 @@
 //!
 //! The future pushes items into a [`Queue`] only while it is polled, and
 //! the stream polls it only when the queue is empty: the queue holds one
-//! poll's items at most, needs no waker, and dropping the stream drops the
-//! future (cancelling whatever it was doing).
+//! poll's items at most (a future that yields after each item hands them
+//! out one by one, at the consumer's pace), needs no waker, and dropping
+//! the stream drops the future (cancelling whatever it was doing).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -22,7 +23,10 @@ use crate::Error;
 pub struct Queue<I>(Arc<Mutex<VecDeque<I>>>);
 
 impl<I> Queue<I> {
-    /// Queues `item` behind those not yet handed out.
+    /// Queues `item` behind those not yet handed out. Push only from the
+    /// future [`queued_stream`] polls, while it is polled: the stream looks
+    /// at the queue when it polls that future, so an item pushed from
+    /// another task waits until the future's own next wake-up.
     pub fn push(&self, item: I) {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(item);
     }

@@ -262,9 +262,10 @@ fn text_of(content: Option<Value>) -> String {
     }
 }
 
-/// An error event: the API error it states, with the status it names
-/// where that is a 429 or a 5xx (a numeric `code`, or a `rate_limit` type),
-/// else 500: the transport retries it either way.
+/// An error event: the API error it states, with the status it names (a
+/// numeric `code` or `status` from 400 to 599, or 429 for a `rate_limit`
+/// type), else 500: the transport weighs it as that status before the
+/// stream (a 400 is not sent again; a 429 or a 5xx is).
 fn stream_error(data: &str) -> Failure {
     let error = api_error(500, data.as_bytes());
     let status = stated_status(data).unwrap_or(500);
@@ -274,7 +275,7 @@ fn stream_error(data: &str) -> Failure {
 fn stated_status(data: &str) -> Option<u16> {
     let root: Value = serde_json::from_str(data).ok()?;
     let error = root.get("error").filter(|e| e.is_object()).unwrap_or(&root);
-    let retried = |status: u64| matches!(status, 429 | 500..=599).then_some(status as u16);
+    let retried = |status: u64| matches!(status, 400..=599).then_some(status as u16);
     ["code", "status", "type"].into_iter().filter_map(|key| error.get(key)).find_map(|said| match said {
         Value::Number(n) => n.as_u64().and_then(retried),
         Value::String(s) if s.contains("rate_limit") => Some(429),
@@ -439,7 +440,11 @@ mod tests {
         let vllm = error(&[
             r#"data: {"object": "error", "message": "bad", "type": "BadRequestError", "code": 400}"#,
         ]);
-        assert_eq!((vllm.0, vllm.1.as_str()), (500, "BadRequestError"));
+        assert_eq!(
+            (vllm.0, vllm.1.as_str()),
+            (400, "BadRequestError"),
+            "a stated 400 stays one: not sent again"
+        );
         let named = error(&["event: error", "data: upstream failed"]);
         assert_eq!((named.0, named.1.as_str()), (500, "http_error"));
     }

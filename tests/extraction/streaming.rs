@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use extract::model::{Chunk, ChunkStream, Model, ModelFuture, Prompt, Reply};
+use extract::model::{Chunk, ChunkStream, Model, ModelFuture, Prompt, Reply, ReplyContent};
 use extract::stream::{PathState, Snapshot};
 use extract::testing::Scripted;
 use extract::{Code, ErrorKind, Event, Extractable, Extractor, FieldPath, Outcome, Retries};
@@ -339,22 +339,41 @@ fn chain<T>(outcome: &Outcome<T>) -> &[extract::run::FailedAttempt] {
 }
 
 /// A model whose stream is cut after `cut` pieces and sent again in whole.
+/// A model whose every stream is cut after `cut` pieces and sent again in
+/// whole; its answers are `texts` in turn (the last one again after them).
 struct Resent {
-    text: String,
+    texts: Vec<String>,
     cut: usize,
+    calls: AtomicUsize,
+}
+
+impl Resent {
+    fn new(texts: &[String], cut: usize) -> Resent {
+        Resent { texts: texts.to_vec(), cut, calls: AtomicUsize::new(0) }
+    }
+
+    fn next(&self) -> String {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst);
+        self.texts[call.min(self.texts.len() - 1)].clone()
+    }
 }
 
 impl Model for Resent {
     fn call<'a>(&'a self, _prompt: &'a Prompt) -> ModelFuture<'a> {
-        Box::pin(async move { Ok(Reply::tool_call_text(self.text.clone())) })
+        Box::pin(async move { Ok(Reply::tool_call_text(self.next())) })
     }
 
-    fn stream<'a>(&'a self, _prompt: &'a Prompt) -> ChunkStream<'a> {
-        let mut chunks: Vec<Chunk> =
-            pieces(&self.text, 6).into_iter().take(self.cut).map(Chunk::Output).collect();
+    fn stream<'a>(&'a self, prompt: &'a Prompt) -> ChunkStream<'a> {
+        let text = self.next();
+        let mut chunks: Vec<Chunk> = pieces(&text, 6).into_iter().take(self.cut).map(Chunk::Output).collect();
         chunks.push(Chunk::Restart);
-        chunks.extend(pieces(&self.text, 6).into_iter().map(Chunk::Output));
-        chunks.push(Chunk::Done(Reply::tool_call_text(self.text.clone())));
+        chunks.extend(pieces(&text, 6).into_iter().map(Chunk::Output));
+        let name = if prompt.asks_for_patch() {
+            extract::run::PATCH_TOOL.to_string()
+        } else {
+            prompt.tool.name.clone()
+        };
+        chunks.push(Chunk::Done(Reply::new(ReplyContent::ToolCallText { name: Some(name), json: text })));
         Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok)))
     }
 }
@@ -363,7 +382,7 @@ impl Model for Resent {
 async fn a_resent_stream_restarts_the_snapshots_of_the_same_attempt() {
     let (document, good) = corpus().remove(3);
     let text = serde_json::to_string(&good).unwrap();
-    let extractor = Extractor::new(Resent { text, cut: 9 });
+    let extractor = Extractor::new(Resent::new(&[text], 9));
     let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
     let restart = events.iter().position(|e| matches!(e, Event::Restart)).expect("a restart");
     assert_eq!(restart, 9, "nine snapshots before the cut");
@@ -372,6 +391,23 @@ async fn a_resent_stream_restarts_the_snapshots_of_the_same_attempt() {
     hold_snapshots(&after, &good);
     assert!(!events.iter().any(|e| matches!(e, Event::Retry { .. })), "the same attempt");
     assert_eq!(outcome.attempts(), 1);
+}
+
+#[tokio::test]
+async fn a_resent_patch_is_no_restart_of_anything_shown() {
+    let (document, good) = corpus().remove(3);
+    let wrong = wrong_total(good.clone());
+    let patch = json!({"patch": [{"op": "replace", "path": "/total", "value": good["total"]}]});
+    let model = Resent::new(&[wrong.to_string(), patch.to_string()], 3);
+    // Read to its end, the wrong total is patched (a stopped attempt would be corrected in full).
+    let extractor = Extractor::new(model).corrections(extract::Corrections::Patch).stop_early(false);
+    let (events, outcome) = streamed::<Invoice>(&extractor, &document).await;
+    assert!(outcome.is_valid(), "{outcome:?}");
+    assert_eq!(outcome.attempts(), 2);
+    let retry = events.iter().position(|e| matches!(e, Event::Retry { .. })).unwrap();
+    // The first attempt was cut and shown: one restart. The patch is never shown: none.
+    assert_eq!(events[..retry].iter().filter(|e| matches!(e, Event::Restart)).count(), 1);
+    assert!(events[retry..].iter().all(|e| !matches!(e, Event::Restart | Event::Partial(_))), "{events:?}");
 }
 
 #[tokio::test]
@@ -422,5 +458,14 @@ fn the_blocking_twin_gives_the_same_events_and_refuses_inside_a_runtime() {
         assert_eq!(error.kind(), ErrorKind::Configuration);
         assert!(error.to_string().contains(".stream(..)"), "{error}");
         assert!(inside.next().is_none());
+    });
+
+    // Made outside a runtime, then read (and dropped) inside one: refused, not a panic.
+    let outside = extractor.stream_blocking::<Invoice>(document.as_str());
+    runtime.block_on(async move {
+        let mut moved = outside;
+        let error = moved.next().unwrap().unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Configuration);
+        assert!(moved.next().is_none());
     });
 }

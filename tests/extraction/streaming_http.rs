@@ -165,3 +165,18 @@ async fn a_stream_cut_mid_event_is_sent_again_after_a_restart() {
 async fn a_stopped_attempt_hangs_up_on_the_server_and_the_correction_follows() {
     scenarios::a_stopped_attempt_hangs_up(&MESSAGES).await;
 }
+
+#[tokio::test]
+async fn an_invalid_request_error_mid_stream_is_not_sent_again() {
+    let (document, good) = corpus().remove(0);
+    let mut events = message_events("record_invoice", &good.to_string(), "tool_use", 9);
+    events.truncate(5);
+    events.push((
+        "error",
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
+    ));
+    let server = Server::start(vec![scenarios::events(vec![sse(&events)]), streamed_output(&good, 10)]).await;
+    let error = scenarios::last_error(&Extractor::new(client(&server, 2)), &document).await;
+    assert!(error.to_string().contains("400"), "{error}");
+    assert_eq!(server.requests().len(), 1, "a 400 is not sent again, mid-stream or not");
+}

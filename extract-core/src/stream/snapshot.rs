@@ -14,7 +14,8 @@ use super::reader::value_at;
 /// `1` is never shown for what becomes `1000000`). `complete()` lists the
 /// paths that are finished and pass every check and keyword that reads
 /// them, each decided on finished values alone: a complete path never
-/// changes or fails later in the same attempt.
+/// changes or fails later in the same attempt (unless the transport sends
+/// the request again, a restart, and the output starts over).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     json: Value,

@@ -4,6 +4,8 @@
 //! stopped (the model's stream dropped, so its request is cancelled) as
 //! soon as a finished value fails a check nothing later can change.
 
+use std::collections::HashSet;
+
 use futures_util::StreamExt;
 
 use crate::events::Event;
@@ -56,12 +58,19 @@ impl<T> Streaming<T> {
                         return Ok(Reply::stopped(output.text, stopped_by).with_usage(usage));
                     }
                     if output.readable() {
+                        output.shown = true;
                         self.send(Event::Partial(output.snapshot()));
+                        // The consumer takes each snapshot before the next chunk is read:
+                        // a model faster than the consumer waits in its connection's
+                        // buffers, not as snapshots in memory.
+                        YieldOnce::default().await;
                     }
                 }
                 Chunk::Restart => {
-                    output = Output::default();
-                    self.send(Event::Restart);
+                    // The consumer hears of a restart only if it was shown something to forget.
+                    if std::mem::take(&mut output).shown {
+                        self.send(Event::Restart);
+                    }
                 }
                 Chunk::Done(reply) => return Ok(reply),
             }
@@ -81,9 +90,13 @@ struct Output {
     /// and the whole reply is judged as `extract` judges it.
     reader: Option<PartialJson>,
     started: bool,
-    /// The complete paths so far (they stay complete: a judgement that
-    /// could not read its prefix keeps them).
+    /// The complete paths so far, in the order they completed (they stay
+    /// complete: a judgement that could not read its prefix keeps them),
+    /// and the same as a set, for the merge of each judgement.
     complete: Vec<FieldPath>,
+    completed: HashSet<FieldPath>,
+    /// Whether a snapshot of this output was sent.
+    shown: bool,
 }
 
 impl Output {
@@ -117,7 +130,7 @@ impl Output {
         let Judgement { violations, complete, judged } = judge(reader, text);
         if judged {
             for path in complete {
-                if !self.complete.contains(&path) {
+                if self.completed.insert(path.clone()) {
                     self.complete.push(path);
                 }
             }
@@ -145,4 +158,21 @@ fn estimated_usage(prompt: &Prompt, partial: &str) -> Usage {
     let tokens = |bytes: usize| (bytes as u64).div_ceil(4);
     let schema = serde_json::to_string(&prompt.tool.input_schema).map_or(0, |s| s.len());
     Usage::new(tokens(prompt.to_string().len() + schema), tokens(partial.len()))
+}
+
+/// Returns `Pending` once (asking to be polled again at once): the drive
+/// lets the stream hand out what it queued before it goes on.
+#[derive(Default)]
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }

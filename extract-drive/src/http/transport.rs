@@ -489,32 +489,20 @@ impl Transport {
                             }
                             return Ok(value);
                         }
+                        // An error a streamed body stated after its 200 (an `error`
+                        // event): weighed as the same status before the body would be.
+                        Err(Failure::Api { status, error, request_id }) => {
+                            let retryable =
+                                retry::should_retry_status(status, None, error.error_code.as_deref());
+                            let failure = Failure::Api { status, error, request_id };
+                            let error = ErrorStatus { failure, status, server_delay: None, retryable };
+                            self.weigh(error, reservation.take(), retry, repeat).await
+                        }
                         Err(failure) => unanswered(failure, repeat)?,
                     }
                 }
                 Ok(response) => match self.error_status(response, parse_error).await {
-                    Ok(ErrorStatus { failure, status, server_delay, retryable }) => {
-                        // Answered with an error: nothing of it counts against the limits.
-                        match reservation.take() {
-                            Some(reservation) if status == 429 => reservation.refused(),
-                            Some(reservation) => reservation.refund(),
-                            None => {}
-                        }
-                        let slowed = matches!(status, 429 | 529);
-                        if retryable && slowed {
-                            let wait = retry::delay(
-                                retry,
-                                server_delay,
-                                self.settings.backoff_initial,
-                                self.settings.backoff_max,
-                                0.0,
-                            );
-                            self.pause_all(wait);
-                            #[cfg(feature = "postgres")]
-                            crate::run_pause::pause(wait).await;
-                        }
-                        (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
-                    }
+                    Ok(error) => self.weigh(error, reservation.take(), retry, repeat).await,
                     Err(failure) => unanswered(failure, repeat)?,
                 },
                 Err(failure) => unanswered(failure, repeat)?,
@@ -543,6 +531,35 @@ impl Transport {
             );
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// How the retry loop weighs an API error of its `retry`-th send: the
+    /// request's charge against the rate limits given back (a 429 marks the
+    /// bucket refused), a 429 or 529 pausing every request of the client,
+    /// and whether it may be sent again; the failure and the server's delay.
+    async fn weigh(
+        &self,
+        error: ErrorStatus,
+        reservation: Option<Reservation<'_>>,
+        retry: u32,
+        repeat: Repeat,
+    ) -> (Failure, Option<Duration>, bool) {
+        let ErrorStatus { failure, status, server_delay, retryable } = error;
+        // Answered with an error: nothing of it counts against the limits.
+        match reservation {
+            Some(reservation) if status == 429 => reservation.refused(),
+            Some(reservation) => reservation.refund(),
+            None => {}
+        }
+        let slowed = matches!(status, 429 | 529);
+        if retryable && slowed {
+            let Settings { backoff_initial, backoff_max, .. } = self.settings;
+            let wait = retry::delay(retry, server_delay, backoff_initial, backoff_max, 0.0);
+            self.pause_all(wait);
+            #[cfg(feature = "postgres")]
+            crate::run_pause::pause(wait).await;
+        }
+        (failure, server_delay, retryable && (repeat == Repeat::Always || slowed))
     }
 
     /// An error status, read: the API's error, how long the server asks to
