@@ -20,10 +20,12 @@
 
 #[path = "common/calendar.rs"]
 mod calendar;
+#[path = "common/pdf.rs"]
+mod pdf;
 
 use std::path::{Path, PathBuf};
 
-use pdf_writer::{Content, Name, Pdf, Rect, Ref, Str};
+use pdf_writer::{Name, Pdf, Rect, Ref};
 use serde_json::{Value, json};
 
 use calendar::{MONTHS, date_of};
@@ -217,14 +219,7 @@ fn pdf(text: &str) -> Vec<u8> {
     page_writer.resources().fonts().pair(Name(b"F1"), font);
     drop(page_writer);
     pdf.type1_font(font).base_font(Name(b"Courier"));
-    let mut content = Content::new();
-    content.begin_text().set_font(Name(b"F1"), 9.5).set_leading(13.0).next_line(48.0, 790.0);
-    for line in text.lines() {
-        // Courier's standard encoding covers the corpus's ASCII text.
-        content.show(Str(line.as_bytes())).next_line_using_leading();
-    }
-    content.end_text();
-    pdf.stream(content_id, &content.finish());
+    pdf.stream(content_id, &pdf::page_content(text));
     pdf.finish()
 }
 

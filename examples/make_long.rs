@@ -45,26 +45,19 @@
 
 #[path = "common/calendar.rs"]
 mod calendar;
+#[path = "common/dice.rs"]
+mod dice;
+#[path = "common/pdf.rs"]
+mod pdf;
 
 use std::path::{Path, PathBuf};
 
-use pdf_writer::{Content, Name, Pdf, Rect, Ref, Str};
+use pdf_writer::{Name, Pdf, Rect, Ref};
 
 use calendar::{MONTHS, date_of};
-
-/// A small deterministic generator (SplitMix64), so the corpus never changes
-/// unless this program does.
-struct Dice(u64);
+use dice::Dice;
 
 impl Dice {
-    fn roll(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n.max(1)
-    }
-
     /// An amount in cents from `low` to `high` (inclusive) in steps of
     /// `step`; `step` 0 is the fixed amount `low`.
     fn amount(&mut self, (low, high, step): (i64, i64, i64)) -> i64 {
@@ -513,14 +506,7 @@ fn pdf(text: &str) -> Vec<u8> {
         page_writer.media_box(Rect::new(0.0, 0.0, 595.0, 842.0)).parent(tree).contents(content_ref(i));
         page_writer.resources().fonts().pair(Name(b"F1"), font);
         drop(page_writer);
-        let mut content = Content::new();
-        content.begin_text().set_font(Name(b"F1"), 9.5).set_leading(13.0).next_line(48.0, 790.0);
-        for line in page.lines() {
-            // Courier's standard encoding covers the corpus's ASCII text.
-            content.show(Str(line.as_bytes())).next_line_using_leading();
-        }
-        content.end_text();
-        pdf.stream(content_ref(i), &content.finish());
+        pdf.stream(content_ref(i), &pdf::page_content(page));
     }
     pdf.finish()
 }

@@ -67,6 +67,8 @@ use extract::model::{BlockKind, Content, Model, ModelFuture, Prompt, Reply};
 use extract::run::PATCH_TOOL;
 use serde_json::{Value, json};
 
+use super::dice::Dice;
+
 /// How many items a real model writes in one answer before it stops.
 pub const ITEMS_PER_ANSWER: usize = 60;
 
@@ -284,9 +286,6 @@ fn page_range(text: &str, (first, last): (u32, u32)) -> Range<usize> {
     start(first)..start(last.saturating_add(1)).max(start(first))
 }
 
-/// A deterministic generator (SplitMix64).
-struct Dice(u64);
-
 impl Dice {
     /// Dice for one decision of one call: the seed, what the call asks for
     /// and its attempt, and which decision.
@@ -296,14 +295,6 @@ impl Dice {
             (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01B3)
         });
         Dice(seed ^ hash ^ u64::from(attempt).rotate_left(32) ^ decision.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-    }
-
-    fn roll(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n.max(1)
     }
 
     fn percent(&mut self, percent: u32) -> bool {

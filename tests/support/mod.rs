@@ -10,6 +10,9 @@ pub mod cached_invoices;
 /// The scripted run with escalations the review desk's example and tests serve.
 #[cfg(feature = "desk")]
 pub mod desk_run;
+/// The long corpus's generator of numbers, which the stand-in draws its faults from.
+#[path = "../../examples/common/dice.rs"]
+pub mod dice;
 /// The run the journals of `tests/fixtures/` hold.
 #[cfg(feature = "sqlite")]
 pub mod fixture_run;
