@@ -791,7 +791,7 @@ impl<T: Extractable + Send + 'static> State<T> {
                 } else if TRANSIENT.contains(&error_type.as_str()) {
                     self.resend(&id, batch, &format!("errored: {error_type}: {message}"), true).await
                 } else {
-                    let error = Error::api(status_of(&error_type), error_type, message, None);
+                    let error = Error::api(response::status_of(&error_type), error_type, message, None);
                     self.fail(&id, error, Some(batch)).await
                 }
             }
@@ -877,21 +877,6 @@ impl<T: Extractable + Send + 'static> State<T> {
 
 /// The error types a batch result is sent again for.
 const TRANSIENT: [&str; 3] = ["overloaded_error", "api_error", "rate_limit_error"];
-
-/// The HTTP status the Messages API gives an error type, for [`Error::Api`].
-fn status_of(error_type: &str) -> u16 {
-    match error_type {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "overloaded_error" => 529,
-        _ => 500,
-    }
-}
 
 /// What to request under the base URL for a results URL: the rest of it
 /// when it lies under the client's own base URL, else `None` (and the
@@ -1005,8 +990,8 @@ mod tests {
 
     #[test]
     fn errored_results_name_a_status() {
-        assert_eq!(status_of("invalid_request_error"), 400);
-        assert_eq!(status_of("overloaded_error"), 529);
-        assert_eq!(status_of("something_new"), 500);
+        assert_eq!(response::status_of("invalid_request_error"), 400);
+        assert_eq!(response::status_of("overloaded_error"), 529);
+        assert_eq!(response::status_of("something_new"), 500);
     }
 }

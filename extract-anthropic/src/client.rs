@@ -17,7 +17,7 @@ use super::stream::Assembly;
 use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply, chunk_stream};
 use extract_drive::http::pace::Demand;
 use extract_drive::http::sse::StreamedReply;
-use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
+use extract_drive::http::transport::{Failure, Settings, Transport};
 use extract_drive::queued::Queue;
 
 /// A [`Model`] backed by Claude through the Messages API.
@@ -203,12 +203,12 @@ impl Client {
                     Err(failure) => Err(failure),
                 },
                 Some(chunks) => {
-                    let mut streamed = StreamedReply::new(Assembly::new(&prompt.tool.name, self.mode));
-                    let mut each = |line: BodyLine<'_>| streamed.line(line, chunks);
-                    let posted =
-                        self.transport.post_lines(bytes, response::api_error, demand, &mut each).await;
-                    let message = streamed.into_assembly().message();
-                    posted.map(|answer| (message.reply(&prompt.tool.name, self.mode), answer))
+                    let assembly = Assembly::new(&prompt.tool.name, self.mode);
+                    StreamedReply::post(&self.transport, bytes, response::api_error, demand, assembly, chunks)
+                        .await
+                        .map(|(assembly, answer)| {
+                            (assembly.message().reply(&prompt.tool.name, self.mode), answer)
+                        })
                 }
             };
             match answered {

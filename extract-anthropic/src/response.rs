@@ -201,6 +201,22 @@ pub(crate) fn rejects_forced_tool_choice(error: &ApiError, status: u16) -> bool 
             || message.contains("forcing a tool"))
 }
 
+/// The HTTP status the Messages API gives an error type: for a batch's
+/// errored result and an `error` event mid-stream, which state no status.
+pub(crate) fn status_of(error_type: &str) -> u16 {
+    match error_type {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "overloaded_error" => 529,
+        _ => 500,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::builder::Mode;
-use super::response::{Block, Message, WireUsage, api_error};
+use super::response::{Block, Message, WireUsage, api_error, status_of};
 use extract_drive::http::sse::{self, Output, SseEvent};
 use extract_drive::http::transport::{ApiError, Failure};
 
@@ -211,23 +211,12 @@ impl sse::Assembly for Assembly {
 }
 
 /// An `error` event: the API error it states, with the status the same
-/// error has before a stream begins (Anthropic's documented error types),
+/// error has before a stream begins ([`status_of`]),
 /// so the transport weighs it the same: `overloaded_error` (529) and
 /// `rate_limit_error` (429) are sent again after a pause, an
 /// `invalid_request_error` (400) is not.
 fn stream_error(data: &str) -> Failure {
     let error: ApiError = api_error(500, data.as_bytes());
-    let status = match error.error_type.as_str() {
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "rate_limit_error" => 429,
-        "timeout_error" => 504,
-        "overloaded_error" => 529,
-        _ => 500,
-    };
+    let status = status_of(&error.error_type);
     Failure::Api { status, request_id: error.request_id.clone(), error: Box::new(error) }
 }

@@ -14,7 +14,7 @@ use super::stream::Assembly;
 use crate::{Chunk, ChunkStream, Error, Model, ModelFuture, Prompt, Reply, chunk_stream};
 use extract_drive::http::pace::Demand;
 use extract_drive::http::sse::StreamedReply;
-use extract_drive::http::transport::{BodyLine, Failure, Settings, Transport};
+use extract_drive::http::transport::{Failure, Settings, Transport};
 use extract_drive::queued::Queue;
 
 /// A [`Model`] over the Chat Completions API: OpenAI, Azure OpenAI, vLLM,
@@ -179,12 +179,19 @@ impl Client {
                     Err(failure) => Err(failure),
                 },
                 Some(chunks) => {
-                    let mut streamed = StreamedReply::new(Assembly::new(&prompt.tool.name, self.mode));
-                    let mut each = |line: BodyLine<'_>| streamed.line(line, chunks);
-                    match self.transport.post_lines(bytes, response::api_error, demand, &mut each).await {
-                        Ok(answer) => {
-                            let reply = streamed
-                                .into_assembly()
+                    let assembly = Assembly::new(&prompt.tool.name, self.mode);
+                    match StreamedReply::post(
+                        &self.transport,
+                        bytes,
+                        response::api_error,
+                        demand,
+                        assembly,
+                        chunks,
+                    )
+                    .await
+                    {
+                        Ok((assembly, answer)) => {
+                            let reply = assembly
                                 .completion()
                                 .reply(&prompt.tool.name, self.mode)
                                 .ok_or_else(|| {

@@ -10,7 +10,7 @@ use extract::anthropic::Client;
 use extract::{ErrorKind, Event, Extractor};
 use serde_json::{Value, json};
 
-use super::streaming::{Invoice, corpus, hold_snapshots, snapshots, streamed};
+use super::streaming::{Invoice, corpus, streamed};
 use super::streaming_scenarios::{self as scenarios, Protocol};
 use crate::support::server::{Server, Step, random_pieces};
 
@@ -77,24 +77,8 @@ fn client(server: &Server, retries: u32) -> Client {
 
 #[tokio::test]
 async fn a_stream_split_at_random_bytes_gives_the_snapshots_and_the_reply_of_the_whole() {
-    let cases = corpus();
-    for seed in 0..6 {
-        let (document, good) = &cases[seed as usize];
-        let server = Server::start(vec![streamed_output(good, seed)]).await;
-        let extractor = Extractor::new(client(&server, 0));
-        let (events, outcome) = streamed::<Invoice>(&extractor, document).await;
-        let shown = snapshots(&events);
-        assert!(shown.len() > 3, "seed {seed}: {} snapshots", shown.len());
-        hold_snapshots(&shown, good);
-        assert_eq!(shown.last().unwrap().json(), good);
-        let valid = outcome.valid().unwrap_or_else(|| panic!("seed {seed}: {outcome:?}"));
-        assert_eq!(
-            (valid.usage().input_tokens, valid.usage().output_tokens),
-            (900, 120),
-            "the stream's usage"
-        );
-
-        let body = &server.bodies()[0];
+    for (body, usage) in scenarios::split_streams(&MESSAGES, 0..6).await {
+        assert_eq!((usage.input_tokens, usage.output_tokens), (900, 120), "the stream's usage");
         assert_eq!(body["stream"], true);
         assert_eq!(body["tools"][0]["eager_input_streaming"], true, "document blocks: Claude's API");
     }

@@ -14,7 +14,7 @@ use extract::openai::{Client, Mode};
 use extract::{ErrorKind, Event, Extractor};
 use serde_json::{Value, json};
 
-use super::streaming::{Invoice, corpus, hold_snapshots, snapshots, streamed};
+use super::streaming::{Invoice, corpus, streamed};
 use super::streaming_scenarios::{self as scenarios, Protocol, events};
 use crate::support::server::{Server, Step, random_pieces, reply};
 
@@ -86,24 +86,8 @@ fn client(server: &Server, mode: Mode, retries: u32) -> Client {
 
 #[tokio::test]
 async fn argument_deltas_split_at_random_bytes_give_the_snapshots_and_the_reply_of_the_whole() {
-    let cases = corpus();
-    for seed in 0..6 {
-        let (document, good) = &cases[seed as usize];
-        let server = Server::start(vec![streamed_output(Mode::Tool, good, seed)]).await;
-        let extractor = Extractor::new(client(&server, Mode::Tool, 0));
-        let (events, outcome) = streamed::<Invoice>(&extractor, document).await;
-        let shown = snapshots(&events);
-        assert!(shown.len() > 3, "seed {seed}: {} snapshots", shown.len());
-        hold_snapshots(&shown, good);
-        assert_eq!(shown.last().unwrap().json(), good);
-        let valid = outcome.valid().unwrap_or_else(|| panic!("seed {seed}: {outcome:?}"));
-        assert_eq!(
-            (valid.usage().input_tokens, valid.usage().output_tokens),
-            (900, 120),
-            "the include_usage chunk's usage"
-        );
-
-        let body = &server.bodies()[0];
+    for (body, usage) in scenarios::split_streams(&COMPLETIONS, 0..6).await {
+        assert_eq!((usage.input_tokens, usage.output_tokens), (900, 120), "the include_usage chunk's usage");
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["tool_choice"]["function"]["name"], "record_invoice");
@@ -112,20 +96,8 @@ async fn argument_deltas_split_at_random_bytes_give_the_snapshots_and_the_reply_
 
 #[tokio::test]
 async fn content_deltas_in_json_schema_mode_are_the_output() {
-    let cases = corpus();
-    for seed in 6..10 {
-        let (document, good) = &cases[seed as usize];
-        let server = Server::start(vec![streamed_output(Mode::JsonSchema, good, seed)]).await;
-        let extractor = Extractor::new(client(&server, Mode::JsonSchema, 0));
-        let (events, outcome) = streamed::<Invoice>(&extractor, document).await;
-        let shown = snapshots(&events);
-        assert!(shown.len() > 3, "seed {seed}: {} snapshots", shown.len());
-        hold_snapshots(&shown, good);
-        assert_eq!(shown.last().unwrap().json(), good);
-        let valid = outcome.valid().unwrap_or_else(|| panic!("seed {seed}: {outcome:?}"));
-        assert_eq!(valid.usage().output_tokens, 120);
-
-        let body = &server.bodies()[0];
+    for (body, usage) in scenarios::split_streams(&COMPLETIONS_JSON, 6..10).await {
+        assert_eq!(usage.output_tokens, 120);
         assert_eq!((&body["stream"], &body["stream_options"]["include_usage"]), (&json!(true), &json!(true)));
         assert_eq!(body["response_format"]["type"], "json_schema");
         assert!(body.get("tools").is_none());
@@ -210,6 +182,14 @@ const COMPLETIONS: Protocol<Client> = Protocol {
         sse(&completion_chunks(Mode::Tool, &output.to_string(), "tool_calls", seed), true)
     },
     client: |server, retries| client(server, Mode::Tool, retries),
+};
+
+/// Chat Completions' streams in json_schema mode: the content is the output.
+const COMPLETIONS_JSON: Protocol<Client> = Protocol {
+    stream_of: |output, seed| {
+        sse(&completion_chunks(Mode::JsonSchema, &output.to_string(), "stop", seed), true)
+    },
+    client: |server, retries| client(server, Mode::JsonSchema, retries),
 };
 
 #[tokio::test]

@@ -42,6 +42,31 @@ pub(crate) async fn last_error<M: Model>(extractor: &Extractor<M>, document: &st
     last.expect("an event").expect_err("the stream ends in an error")
 }
 
+/// For each of `seeds`, a corpus invoice streamed whole in pieces split at
+/// random bytes: more than three snapshots, each held to the whole, the
+/// last one the whole, the outcome valid. Each stream's request body and
+/// usage, for the protocol's own checks.
+pub(crate) async fn split_streams<M: Model>(
+    protocol: &Protocol<M>,
+    seeds: std::ops::Range<u64>,
+) -> Vec<(Value, extract::Usage)> {
+    let cases = corpus();
+    let mut seen = Vec::new();
+    for seed in seeds {
+        let (document, good) = &cases[seed as usize];
+        let server = Server::start(vec![streamed_output(protocol, good, seed)]).await;
+        let extractor = Extractor::new((protocol.client)(&server, 0));
+        let (events, outcome) = streamed::<Invoice>(&extractor, document).await;
+        let shown = snapshots(&events);
+        assert!(shown.len() > 3, "seed {seed}: {} snapshots", shown.len());
+        hold_snapshots(&shown, good);
+        assert_eq!(shown.last().unwrap().json(), good);
+        let valid = outcome.valid().unwrap_or_else(|| panic!("seed {seed}: {outcome:?}"));
+        seen.push((server.bodies().remove(0), valid.usage()));
+    }
+    seen
+}
+
 /// A stream cut inside an event, past some of the output, is sent again:
 /// one `Restart`, snapshots that start over, the same attempt, valid.
 pub(crate) async fn a_cut_stream_restarts<M: Model>(protocol: &Protocol<M>) {

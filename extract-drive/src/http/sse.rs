@@ -13,7 +13,8 @@
 //! transport reads, and a body that ends before the stream's end refused
 //! as cut short, so the transport sends the request again.
 
-use super::transport::{BodyLine, Failure};
+use super::pace::Demand;
+use super::transport::{Answer, ApiError, BodyLine, Failure, Transport};
 use crate::Chunk;
 use crate::queued::Queue;
 
@@ -76,7 +77,7 @@ impl SseReader {
 
 /// A backend's protocol for one streamed reply: what each event does to
 /// the reply being assembled.
-pub trait Assembly: Clone {
+pub trait Assembly: Clone + Send {
     /// What a body that ends before the stream's end is, in words.
     const CUT_SHORT: &'static str;
 
@@ -142,6 +143,24 @@ impl<A: Assembly> StreamedReply<A> {
     /// The assembly, once the transport read the whole stream.
     pub fn into_assembly(self) -> A {
         self.assembly
+    }
+
+    /// Posts the streamed request `body` through `transport` (as
+    /// [`Transport::post_lines`] does) and reads its reply with `assembly`,
+    /// handing the output on to `chunks`: the assembly once the whole
+    /// stream is read, and the answer to settle with its usage.
+    pub async fn post<'t>(
+        transport: &'t Transport,
+        body: Vec<u8>,
+        parse_error: fn(u16, &[u8]) -> ApiError,
+        demand: Demand<'_>,
+        assembly: A,
+        chunks: &Queue<Chunk>,
+    ) -> Result<(A, Answer<'t>), Failure> {
+        let mut streamed = StreamedReply::new(assembly);
+        let mut each = |line: BodyLine<'_>| streamed.line(line, chunks);
+        let answer = transport.post_lines(body, parse_error, demand, &mut each).await?;
+        Ok((streamed.into_assembly(), answer))
     }
 }
 
