@@ -201,8 +201,14 @@ impl Batches {
                 "Message Batches take one model: a ladder of models (Extractor::then) is for Extractor and Bulk",
             ));
         }
+        if let Some(windows) = self.extractor.windows_setting() {
+            return Err(Error::config(format!(
+                "Message Batches ask each document in one request, and windows ({windows}) ask a long document \
+                 window by window, each call after the one before: windows are for Extractor and Bulk"
+            )));
+        }
         let mut engine =
-            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text())
+            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text(), None)
                 .await?;
         let asked_again = engine.asked_again();
         // On a journal many workers share, one at a time coordinates the
@@ -444,7 +450,7 @@ impl Batches {
     /// their documents again. Returns how many were forgotten.
     pub async fn forget_unconfirmed<T: Extractable>(&self) -> Result<usize, Error> {
         let journal = self.journal.as_ref().ok_or_else(|| Error::config("forgetting needs a journal"))?;
-        let mut engine = Engine::open(Vec::new(), Some(journal), &T::tool(), None).await?;
+        let mut engine = Engine::open(Vec::new(), Some(journal), &T::tool(), None, None).await?;
         let intents = engine.batches().intents;
         for intent in &intents {
             engine.abandon(Some(intent.number)).await?;
@@ -457,7 +463,7 @@ impl Batches {
     /// collects them (their canceled requests are sent again).
     pub async fn cancel<T: Extractable>(&self) -> Result<Vec<String>, Error> {
         let journal = self.journal.as_ref().ok_or_else(|| Error::config("cancelling needs a journal"))?;
-        let mut engine = Engine::open_for_reading(Vec::new(), journal, &T::tool(), None).await?;
+        let mut engine = Engine::open_for_reading(Vec::new(), journal, &T::tool(), None, None).await?;
         let (mut cancelled, mut failures) = (Vec::new(), Vec::new());
         for (batch, _) in engine.batches().open {
             let path = format!("/v1/messages/batches/{batch}/cancel");

@@ -36,7 +36,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 #[cfg(test)]
 use crate::run::answer_through_tool;
-use crate::run::{answer_as_json, system_answering_through_tool};
+use crate::run::{PATCH_TOOL, answer_as_json, system_answering_through_tool};
 use crate::schema::bounds_in_words;
 use crate::{BlockKind, Content, Document, Error, Prompt, Tool};
 
@@ -106,34 +106,40 @@ pub(crate) fn body(
     let mut body = json!({ "model": model, "max_tokens": max_tokens });
     let (system, cache) = match ask {
         Ask::Tool(choice) => {
-            let (tool, tool_choice, system) = match choice {
-                ToolChoice::Forced => (
-                    prompt.tool.clone(),
-                    // The request offers one tool: `any` forces it as surely as naming it.
-                    json!({ "type": "any", "disable_parallel_tool_use": true }),
-                    prompt.system.clone(),
-                ),
-                ToolChoice::AutoStrict => {
-                    let system = system_answering_through_tool(&prompt.system, tool_name);
-                    // A patch's untyped `value` is not for strict tools: sent as it is.
-                    let tool = if prompt.asks_for_patch() {
-                        prompt.tool.clone()
-                    } else {
-                        strict_or_plain(&prompt.tool)
-                    };
-                    (tool, json!({ "type": "auto", "disable_parallel_tool_use": true }), system)
+            let (tool_choice, system) = match choice {
+                // The request offers one tool (or a windowed extraction's,
+                // the same on every call, its task naming the one to call):
+                // `any` forces a tool call as surely as naming it.
+                ToolChoice::Forced => {
+                    (json!({ "type": "any", "disable_parallel_tool_use": true }), prompt.system.clone())
                 }
+                ToolChoice::AutoStrict => (
+                    json!({ "type": "auto", "disable_parallel_tool_use": true }),
+                    system_answering_through_tool(&prompt.system, tool_name),
+                ),
             };
-            let mut tool = tool;
-            if document_as == DocumentAs::Text {
-                bounds_in_words(&mut tool.input_schema);
-            }
-            let mut tool = serde_json::to_value(&tool).unwrap_or_else(|_| json!({}));
-            let cache = worth_caching(prompt, &tool, &system);
-            if cache && let Some(object) = tool.as_object_mut() {
+            let mut tools: Vec<Value> = prompt
+                .offered_tools()
+                .iter()
+                .map(|offered| {
+                    // A patch's untyped `value` is not for strict tools: sent as it is.
+                    let mut tool = if choice == ToolChoice::AutoStrict && offered.name != PATCH_TOOL {
+                        strict_or_plain(offered)
+                    } else {
+                        offered.clone()
+                    };
+                    if document_as == DocumentAs::Text {
+                        bounds_in_words(&mut tool.input_schema);
+                    }
+                    serde_json::to_value(&tool).unwrap_or_else(|_| json!({}))
+                })
+                .collect();
+            let cache = worth_caching(prompt, &Value::Array(tools.clone()), &system);
+            // The breakpoint after the last tool caches every tool before it.
+            if cache && let Some(object) = tools.last_mut().and_then(Value::as_object_mut) {
                 object.insert("cache_control".into(), ephemeral());
             }
-            body["tools"] = json!([tool]);
+            body["tools"] = Value::Array(tools);
             body["tool_choice"] = tool_choice;
             (system, cache)
         }
@@ -197,16 +203,17 @@ fn strict_or_plain(tool: &Tool) -> Tool {
     }
 }
 
-/// The content blocks of the one user message: the document, then on a
-/// correction its blocks as one text ([`Prompt::correction_text`]); the
-/// system and the tool go in fields of their own.
+/// The content blocks of the one user message: the document, then the
+/// blocks after it as one text ([`Prompt::text_after_document`]: a
+/// correction's, a windowed call's task); the system and the tool go in
+/// fields of their own.
 ///
 /// A first attempt's message is the document alone: the forced tool, or the
 /// system's instruction to answer only through it, already says what to do.
 fn content(prompt: &Prompt, document_as: DocumentAs, cache: bool) -> Result<Vec<Value>, Error> {
     let mut blocks = vec![document(&prompt.document, document_as, cache)?];
-    if let Some(correction) = prompt.correction_text() {
-        blocks.push(text(correction));
+    if let Some(after) = prompt.text_after_document() {
+        blocks.push(text(after));
     }
     Ok(blocks)
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::cost::{PriceTable, Rate};
 use crate::engine::{Engine, EventQueue, Job, Streaming};
+use crate::run::Windows;
 use crate::events::{Event, EventStream};
 use crate::{
     Corrections, Document, Error, Escalation, Extractable, Model, Outcome, Retries, Run, Tool, Violations,
@@ -71,6 +72,8 @@ pub struct Extractor<M> {
     prices_table: PriceTable,
     /// Whether a streamed attempt ends as soon as its output has failed.
     stop_early: bool,
+    /// How a long document is split to gather its lists window by window.
+    windows: Option<Windows>,
 }
 
 /// A stronger model of a ladder: the model (absent in an extractor's
@@ -106,7 +109,49 @@ impl<M: Model> Extractor<M> {
             ladder: Vec::new(),
             prices_table: PriceTable::claude(),
             stop_early: true,
+            windows: None,
         }
+    }
+
+    /// Gathers a long document's lists window by window: each call answers
+    /// the items of the type's `#[extract(per_window)]` lists that one
+    /// window owns (an item belongs to the window where its anchor's quote
+    /// starts), the lists merge in document order, and the merged output is
+    /// validated whole; a check over the whole that fails (the sum) is
+    /// corrected by one patch. Every call sends the whole document, as one
+    /// cached prefix. For derived types with a per-window list, with
+    /// [`extract`](Extractor::extract) and `Bulk`; a type without one, a
+    /// window of nothing (`Windows::pages(0)`), streaming and Message
+    /// Batches are configuration errors that say so.
+    ///
+    /// ```
+    /// use extract::{Extractor, Sourced, Windows, testing::Scripted};
+    /// use serde_json::json;
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// #[check(sum(rows.amount) == total)]
+    /// struct Ledger {
+    ///     total: f64,
+    ///     #[extract(per_window)]
+    ///     rows: Vec<Row>,
+    /// }
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+    /// struct Row { line: Sourced<String>, amount: f64 }
+    ///
+    /// let text = "Ledger, total 3\nrent 1\n\u{c}Page 2\nfood 2\n";
+    /// let row = |line: &str, amount: f64| json!({"line": {"value": line, "quote": line}, "amount": amount});
+    /// let model = Scripted::new([
+    ///     json!({"total": 3.0, "rows": [row("rent 1", 1.0), row("food 2", 2.0)]}), // page 2's row: not window 1's
+    ///     json!({"total": 0.0, "rows": [row("food 2", 2.0)]}),                     // window 2: its own row
+    /// ]);
+    /// let outcome = Extractor::new(model.clone()).windows(Windows::pages(1)).extract_blocking::<Ledger>(text)?;
+    /// let ledger = outcome.valid().expect("valid").value();
+    /// assert_eq!(ledger.rows.len(), 2, "each row once");
+    /// assert!(model.prompts()[1].to_string().contains(r#"from the line "Page 2" through the line "food 2""#));
+    /// # Ok::<(), extract::Error>(())
+    /// ```
+    pub fn windows(mut self, windows: Windows) -> Extractor<M> {
+        self.windows = Some(windows);
+        self
     }
 
     /// A ladder of models: when this extractor's attempts on a document end
@@ -278,7 +323,7 @@ impl<M: Model> Extractor<M> {
         T: Extractable + Send + 'static,
     {
         if self.ladder.is_empty() {
-            return self.drive(self.configure(Run::for_type(document, self.retries))).await;
+            return self.drive(self.run_for::<T>(document, 0, None)).await;
         }
         self.check_prices()?;
         // A ladder: the job can make the run of each rung from its document.
@@ -410,6 +455,11 @@ impl<M: Model> Extractor<M> {
                 return Err(Error::config(
                     "a ladder of models (Extractor::then) cannot stream: use extract, or an extractor without `then`",
                 ));
+            }
+            if let Some(windows) = self.windows {
+                return Err(Error::config(format!(
+                    "windows ({windows}) cannot stream yet: use extract, or an extractor without `windows`"
+                )));
             }
             let outcome =
                 Engine::without_journal().drive(&mut Job::new(run).streaming(streaming), self).await?;
@@ -571,6 +621,29 @@ impl<M> Extractor<M> {
             ladder: self.ladder.iter().map(|rung| Rung { model: None, ..rung.clone() }).collect(),
             prices_table: self.prices_table.clone(),
             stop_early: self.stop_early,
+            windows: self.windows,
+        }
+    }
+
+    /// How long documents are split ([`windows`](Extractor::windows)), if they are.
+    pub fn windows_setting(&self) -> Option<Windows> {
+        self.windows
+    }
+
+    /// The run of rung `rung` of a derived type over `document`: configured
+    /// as [`configure_rung`](Extractor::configure_rung) configures one, then
+    /// gathered window by window when the extractor has windows.
+    #[doc(hidden)]
+    pub fn run_for<T: Extractable + 'static>(
+        &self,
+        document: impl Into<Document>,
+        rung: u32,
+        earlier: Option<&Escalation>,
+    ) -> Run<T> {
+        let run = self.configure_rung(Run::<T>::for_type(document, self.retries), rung, earlier);
+        match self.windows {
+            Some(windows) => run.windowed(windows),
+            None => run,
         }
     }
 

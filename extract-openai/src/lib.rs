@@ -14,7 +14,7 @@
 //!   PDF sends its text layer, and a PDF without one is a configuration
 //!   error naming this backend); on a correction attempt, the previous
 //!   output, its violations and the instruction, each fenced under its
-//!   label, in one part ([`Prompt::correction_text`](crate::Prompt::correction_text)),
+//!   label, in one part ([`Prompt::text_after_document`](crate::Prompt::text_after_document)),
 //!   exactly as the Anthropic client sends them.
 //! - **The tool** ([`Mode::Tool`], the default) is a function tool
 //!   `{"type": "function", "function": {"name", "description", "parameters"}}`,

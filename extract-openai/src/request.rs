@@ -29,7 +29,7 @@ use tracing::warn;
 use super::builder::Mode;
 #[cfg(test)]
 use crate::run::answer_through_tool;
-use crate::run::{answer_as_json, system_answering_through_tool};
+use crate::run::{PATCH_TOOL, answer_as_json, system_answering_through_tool};
 use crate::schema::{bounds_in_words, keywords};
 use crate::vocabulary::text::shorten;
 use crate::{Block, BlockKind, Document, Error, Prompt, Tool};
@@ -83,35 +83,36 @@ pub(crate) struct Request<'a> {
 /// a text layer, which this API has no way to carry.
 pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Error> {
     let tool = &prompt.tool;
-    // A patch correction's `value` is untyped, which strict mode cannot
-    // express: the patch tool (or response format) is sent non-strict.
-    let strict = request.strict && !prompt.asks_for_patch();
-    let (schema, strict) = match strict.then(|| strict_schema(tool)).flatten() {
-        Some(schema) => (schema, true),
-        None => {
-            let mut schema = tool.input_schema.clone();
-            bounds_in_words(&mut schema);
-            (schema, false)
-        }
-    };
     let mut system = prompt.system.clone();
     let mut body = Map::new();
     body.insert("model".into(), request.model.into());
 
     match request.mode {
         Mode::Tool => {
-            let mut function = json!({
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": schema,
-            });
-            if strict {
-                function["strict"] = Value::Bool(true);
-            }
-            body.insert("tools".into(), json!([{ "type": "function", "function": function }]));
+            let tools: Vec<Value> = prompt
+                .offered_tools()
+                .iter()
+                .map(|offered| {
+                    let (schema, strict) = schema_of(offered, request.strict);
+                    let mut function = json!({
+                        "name": offered.name,
+                        "description": offered.description,
+                        "parameters": schema,
+                    });
+                    if strict {
+                        function["strict"] = Value::Bool(true);
+                    }
+                    json!({ "type": "function", "function": function })
+                })
+                .collect();
+            // A request that offers several tools (a windowed extraction's)
+            // asks for any of them, the same on every call, so the cached
+            // prefix holds: its task names the one to call.
+            let several = tools.len() > 1;
+            body.insert("tools".into(), Value::Array(tools));
             let choice = match request.choice {
-                ToolChoice::Forced => json!({ "type": "function", "function": { "name": tool.name } }),
-                ToolChoice::Required => json!("required"),
+                ToolChoice::Forced if !several => json!({ "type": "function", "function": { "name": tool.name } }),
+                ToolChoice::Forced | ToolChoice::Required => json!("required"),
                 ToolChoice::Auto => {
                     system = system_answering_through_tool(&system, &tool.name);
                     json!("auto")
@@ -120,6 +121,7 @@ pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Erro
             body.insert("tool_choice".into(), choice);
         }
         Mode::JsonSchema => {
+            let (schema, strict) = schema_of(tool, request.strict);
             let mut format = json!({
                 "name": tool.name,
                 "description": tool.description,
@@ -157,6 +159,22 @@ pub(crate) fn streamed(body: &mut Value) {
     }
 }
 
+/// `tool`'s schema as sent, and whether it is strict: strict where
+/// `strict` asks and the schema allows; else with its numeric bounds in
+/// words. The patch tool's `value` is untyped, which strict mode cannot
+/// express: it is sent non-strict.
+fn schema_of(tool: &Tool, strict: bool) -> (Value, bool) {
+    let strict = strict && tool.name != PATCH_TOOL;
+    match strict.then(|| strict_schema(tool)).flatten() {
+        Some(schema) => (schema, true),
+        None => {
+            let mut schema = tool.input_schema.clone();
+            bounds_in_words(&mut schema);
+            (schema, false)
+        }
+    }
+}
+
 fn add_note(system: &mut String, note: &str) {
     if !system.trim().is_empty() {
         system.push_str("\n\n");
@@ -164,15 +182,16 @@ fn add_note(system: &mut String, note: &str) {
     system.push_str(note);
 }
 
-/// The text parts of the one user message: the document, then on a
-/// correction its blocks as one text ([`Prompt::correction_text`]), or on a
-/// first attempt the task; the system and the tool go in fields of their own.
+/// The text parts of the one user message: the document, then the blocks
+/// after it as one text ([`Prompt::text_after_document`]: a correction's, a
+/// windowed call's task), or on a first attempt without one the task; the
+/// system and the tool go in fields of their own.
 fn parts(prompt: &Prompt, mode: Mode) -> Result<Vec<Value>, Error> {
     let mut parts = vec![text(document(&prompt.document)?)];
-    if let Some(correction) = prompt.correction_text() {
-        parts.push(text(correction));
+    if let Some(after) = prompt.text_after_document() {
+        parts.push(text(after));
     }
-    if !prompt.is_correction() {
+    if !prompt.is_correction() && prompt.windowed.is_none() {
         let name = &prompt.tool.name;
         parts.push(text(match mode {
             Mode::Tool => format!("Record the data of the source document above by calling the tool `{name}`."),

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
+use super::windows::Part;
 use crate::{Segment, Source, Usage, Violation, Violations};
 
 /// The end of one extraction: a value that passed every layer, or an
@@ -446,12 +447,28 @@ pub struct FailedAttempt {
     /// when known), at its model's prices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// In a windowed extraction, the part the attempt was about
+    /// (serialized under `"window"`: the window's number, `null` for the
+    /// whole; absent without windows). Its `attempt` counts within that part.
+    #[serde(rename = "window", skip_serializing_if = "Option::is_none", serialize_with = "window_number")]
+    pub part: Option<Part>,
+}
+
+/// A part as an error chain names it: a window's number, `null` for the whole.
+fn window_number<S: Serializer>(part: &Option<Part>, s: S) -> Result<S::Ok, S::Error> {
+    part.and_then(Part::window).serialize(s)
 }
 
 impl FailedAttempt {
     /// A failed attempt (for backends and drivers outside the crate that build their own chains).
     pub fn new(attempt: u32, violations: Violations, usage: Usage) -> FailedAttempt {
-        FailedAttempt { attempt, violations, usage, patch: None, model: None, cost: None }
+        FailedAttempt { attempt, violations, usage, patch: None, model: None, cost: None, part: None }
+    }
+
+    /// The same attempt, made in `part` of a windowed extraction.
+    pub fn in_part(mut self, part: Part) -> FailedAttempt {
+        self.part = Some(part);
+        self
     }
 
     /// The same attempt, costing `cost` US dollars (`None`: no price known).

@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use super::patch::{Corrections, PATCH_TOOL, apply_patch, is_patch_input, patch_tool};
-use super::prompt::Correction;
+use super::prompt::{Correction, Windowed};
+use super::windowed::{Gathering, Verdict};
+use super::windows::Windows;
 use crate::cost::Rate;
 use crate::validate::Accepted;
 use crate::validate::syntax;
@@ -46,7 +48,15 @@ enum Produced {
     Patch { output: Value, patch: Value },
 }
 
-type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations> + Send + Sync;
+pub(super) type Validator<T> = dyn Fn(&Value, &Document) -> Result<Accepted<T>, Violations> + Send + Sync;
+
+/// A derived type's validator of a whole output: what a windowed run
+/// validates its merged output with, and its windows' answers through.
+pub(super) type WholeValidator<T> = fn(&Value, &Document) -> Result<Accepted<T>, Violations>;
+
+/// Puts a patched output in order before it is validated (a windowed
+/// run's merged lists, sorted again by anchor after a patch appends).
+type Arrange = Box<dyn Fn(&mut Value, Option<&str>) + Send + Sync>;
 
 /// One extraction's retry policy, without I/O.
 ///
@@ -120,6 +130,13 @@ pub struct Run<T> {
     fields: Vec<&'static str>,
     /// What judges a stopped stream's prefix again (a derived type's run).
     prefix_judge: Option<PrefixJudge>,
+    /// A windowed run's parts; `None` without windows.
+    gathering: Option<Box<Gathering<T>>>,
+    /// Why the run cannot make a call (a windows setting the type or the
+    /// document cannot take); the driver fails it before any call.
+    problem: Option<String>,
+    /// What puts a patched output in order before it is validated.
+    arrange: Option<Arrange>,
 }
 
 /// Judges a stopped stream's prefix against the document's text: the
@@ -164,7 +181,95 @@ impl<T> Run<T> {
             finished: false,
             fields: Vec::new(),
             prefix_judge: None,
+            gathering: None,
+            problem: None,
+            arrange: None,
         }
+    }
+
+    /// A run of one part of a windowed extraction, asking for `tool` and
+    /// judged by `validator`, configured as this run is.
+    pub(super) fn child<U>(&self, tool: Tool, validator: Box<Validator<U>>) -> Run<U> {
+        let mut child = Run::judged_by(tool, self.prompt.document.clone(), self.retries, validator);
+        child.prompt.system.clone_from(&self.system);
+        child.system.clone_from(&self.system);
+        child.corrections = self.corrections;
+        child.token_budget = self.token_budget;
+        child.rate = self.rate;
+        child.cost = self.rate.map(|_| 0.0);
+        child.cost_budget = self.cost_budget;
+        child.model.clone_from(&self.model);
+        child.rung = self.rung;
+        child.trace_content = self.trace_content;
+        child.fields.clone_from(&self.fields);
+        child
+    }
+
+    /// The type's tool (a patch correction's prompt carries the patch tool).
+    pub(super) fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// Makes every call of this run a windowed extraction's call.
+    pub(super) fn set_windowed(&mut self, windowed: Windowed) {
+        self.prompt.windowed = Some(windowed);
+    }
+
+    /// Starts this run at a patch correction of `base` (its attempt 1 was
+    /// no call: the merge of a windowed run), each patched output put in
+    /// order by `arrange` before it is judged.
+    pub(super) fn correct_from(&mut self, base: Value, correction: Correction, windowed: Windowed, arrange: Arrange) {
+        self.base = Some(base);
+        self.arrange = Some(arrange);
+        self.prompt = Prompt {
+            attempt: 2,
+            system: self.system.clone(),
+            document: self.prompt.document.clone(),
+            tool: patch_tool(),
+            correction: Some(correction),
+            windowed: Some(windowed),
+        };
+    }
+
+    /// Puts a windowed run's parts back after a reply that did not end it.
+    pub(super) fn resume(&mut self, gathering: Box<Gathering<T>>) {
+        self.gathering = Some(gathering);
+    }
+
+    pub(super) fn document(&self) -> &Document {
+        &self.prompt.document
+    }
+
+    /// The document's text (a PDF's text layer; `""` without one).
+    pub(super) fn document_text(&self) -> &str {
+        self.prompt.document.searchable_text().unwrap_or_default()
+    }
+
+    pub(super) fn attempt_usage(&self) -> &[Usage] {
+        &self.attempt_usage
+    }
+
+    pub(super) fn model_name(&self) -> Option<String> {
+        self.model.clone()
+    }
+
+    pub(super) fn set_chain(&mut self, chain: Vec<FailedAttempt>) {
+        self.chain = chain;
+    }
+
+    pub(super) fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    pub(super) fn over_type_fields(&self, escalation: Escalation) -> Escalation {
+        escalation.over_fields(&self.fields)
+    }
+
+    /// Why the run cannot make a call, if it cannot (a windows setting the
+    /// type or the document cannot take): a driver fails it with a
+    /// configuration error before any call.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
     }
 
     /// Appends the caller's instructions (and examples) to the system block.
@@ -240,14 +345,19 @@ impl<T> Run<T> {
         self.trace_content
     }
 
-    /// The prompt of the attempt to make now.
+    /// The prompt of the attempt to make now (in a windowed run, the
+    /// current part's).
     pub fn prompt(&self) -> &Prompt {
-        &self.prompt
+        match &self.gathering {
+            Some(gathering) => gathering.prompt(),
+            None => &self.prompt,
+        }
     }
 
-    /// The 1-based number of the attempt to make now.
+    /// The 1-based number of the attempt to make now (in a windowed run,
+    /// within the current part).
     pub fn attempt(&self) -> u32 {
-        self.prompt.attempt
+        self.prompt().attempt
     }
 
     /// Whether [`Run::on_reply`] has returned [`Next::Done`].
@@ -276,6 +386,9 @@ impl<T> Run<T> {
         self.attempt_usage.push(reply.usage);
         let call_cost = self.rate.map(|rate| rate.cost(reply.usage));
         self.cost = self.cost.zip(call_cost).map(|(spent, call)| spent + call);
+        if let Some(gathering) = self.gathering.take() {
+            return self.on_gathered_reply(gathering, reply);
+        }
         let (result, produced) = self.judge(&reply);
         let violations = match result {
             Ok((value, sources)) => {
@@ -398,7 +511,10 @@ impl<T> Run<T> {
         }
         let patch = input.get("patch").cloned().unwrap_or_else(|| input.clone().into_owned());
         match apply_patch(base, &input) {
-            Ok(output) => {
+            Ok(mut output) => {
+                if let Some(arrange) = &self.arrange {
+                    arrange(&mut output, self.prompt.document.searchable_text());
+                }
                 let result = syntax::require_object(&output).and_then(|()| self.validate(&output));
                 (result, Produced::Patch { output, patch })
             }
@@ -431,6 +547,7 @@ impl<T> Run<T> {
             document: self.prompt.document.clone(),
             tool,
             correction: Some(correction),
+            windowed: self.prompt.windowed.clone(),
         }
     }
 
@@ -506,6 +623,44 @@ impl<T: Extractable + 'static> Run<T> {
         run.fields = T::__describe().fields().iter().map(|f| f.json_name).collect();
         run.prefix_judge = Some(crate::stream::prefix_violations::<T>);
         run
+    }
+
+    /// The same run over a long document gathered window by window
+    /// ([`Windows`]): each window asked for its items of `T`'s per-window
+    /// lists (window 1 for every field), the lists merged, and the merged
+    /// output validated whole and corrected by patch where it fails. Call
+    /// after the run is configured (instructions, corrections, prices):
+    /// its parts are configured as it is. A setting `T` or the document
+    /// cannot take (`Windows::pages(0)`, a type without a per-window list,
+    /// a PDF without a text layer) is the run's [`problem`](Run::problem).
+    pub fn windowed(mut self, windows: Windows) -> Run<T> {
+        let lists: Vec<(&'static str, &'static str)> =
+            T::__describe().per_window().into_iter().map(|(field, anchor)| (field.json_name, anchor)).collect();
+        let problem = match (windows.checked(), self.prompt.document.searchable_text()) {
+            (Err(problem), _) => Some(problem),
+            _ if lists.is_empty() => Some(format!(
+                "windows ({windows}) gather a list window by window, and `{}` has none: mark a top-level \
+                 `Vec` field whose items have a `Sourced` field with #[extract(per_window)]",
+                T::__describe().rust_name
+            )),
+            (_, None) => Some(format!(
+                "windows ({windows}) split a document's text, and document {} is a PDF without a text layer: \
+                 give it one with Document::with_text_layer",
+                self.prompt.document.id()
+            )),
+            (Ok(_), Some(_)) => None,
+        };
+        if problem.is_some() {
+            self.problem = problem;
+            return self;
+        }
+        let text = self.document_text().to_string();
+        let windows = windows.split(&text).into();
+        let whole: WholeValidator<T> = crate::validate::validate_document::<T>;
+        let verdict: Verdict = |output, document| crate::validate::validate_document::<T>(output, document).map(drop);
+        let boxed: fn() -> Box<Validator<T>> = || Box::new(crate::validate::validate_document::<T>);
+        self.gathering = Some(Box::new(Gathering::start(&self, lists, &text, windows, whole, verdict, boxed)));
+        self
     }
 }
 

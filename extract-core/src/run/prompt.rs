@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use super::patch::PATCH_TOOL;
+use super::windows::Part;
 use crate::{Content, Document, Tool, Violations};
 
 /// The message of one attempt: system instructions, the document, the tool,
@@ -53,6 +54,28 @@ pub struct Prompt {
     pub tool: Tool,
     /// Present on a correction attempt: what the last attempt produced and what was wrong with it.
     pub correction: Option<Correction>,
+    /// Present on a call of a windowed extraction (a long document gathered
+    /// window by window): the part it asks about, every tool the
+    /// extraction's calls offer and the task naming the tool and the window.
+    pub windowed: Option<Windowed>,
+}
+
+/// What a call of a windowed extraction adds to its prompt. Every call of
+/// one extraction offers the same tools in the same order with the same
+/// tool choice (any), so tools, system and document stay one cached
+/// prefix; the task, after the document, says which tool to call
+/// ([`Prompt::tool`]) and for which window.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Windowed {
+    /// The part of the document the call is about.
+    pub part: Part,
+    /// The tools every call offers, in order: the type's tool, then `patch_output`.
+    pub tools: Vec<Tool>,
+    /// The task: the tool to call and the window (DESIGN's form: `from the
+    /// line ".." through the line ".."`), or for the whole each window's
+    /// count and sum.
+    pub task: String,
 }
 
 /// How many violations of one fingerprint a correction lists before it says
@@ -121,6 +144,8 @@ pub enum BlockKind {
     Violations,
     /// The instruction to fix only what failed (correction attempts only).
     Instruction,
+    /// The task of a windowed extraction's call: the tool and the window.
+    Task,
 }
 
 impl BlockKind {
@@ -134,6 +159,7 @@ impl BlockKind {
             BlockKind::PreviousOutput => "PREVIOUS OUTPUT",
             BlockKind::Violations => "VALIDATION ERRORS",
             BlockKind::Instruction => "INSTRUCTION",
+            BlockKind::Task => "TASK",
         }
     }
 }
@@ -216,6 +242,24 @@ impl Prompt {
             document: document.into(),
             tool,
             correction: None,
+            windowed: None,
+        }
+    }
+
+    /// The part of the document the call is about: the whole, unless it is
+    /// a window's call of a windowed extraction.
+    pub fn part(&self) -> Part {
+        self.windowed.as_ref().map_or(Part::Whole, |windowed| windowed.part)
+    }
+
+    /// The tools the request offers, in order: the windowed extraction's
+    /// (the type's tool, then `patch_output`), or the one tool to call.
+    /// Where it offers several, the request asks for any tool (the task
+    /// names the one to call), never for one by name.
+    pub fn offered_tools(&self) -> &[Tool] {
+        match &self.windowed {
+            Some(windowed) => &windowed.tools,
+            None => std::slice::from_ref(&self.tool),
         }
     }
 
@@ -240,6 +284,7 @@ impl Prompt {
             document: self.document.clone(),
             tool: self.tool.clone(),
             correction: Some(Correction::new(&self.tool.name, previous_output, violations)),
+            windowed: self.windowed.clone(),
         }
     }
 
@@ -264,12 +309,15 @@ impl Prompt {
         self.correction.is_some() && self.tool.name == PATCH_TOOL
     }
 
-    /// The blocks in the order the model reads them: system, tool, document,
-    /// then on a correction the previous output, the violations and the instruction.
+    /// The blocks in the order the model reads them: system, tool (every
+    /// tool offered), document, then on a correction the previous output,
+    /// the violations and the instruction, and on a windowed extraction's
+    /// call its task.
     pub fn blocks(&self) -> Vec<Block<'_>> {
+        let tools: Vec<String> = self.offered_tools().iter().map(tool_text).collect();
         let mut blocks = vec![
             Block { kind: BlockKind::System, text: Cow::Borrowed(&self.system) },
-            Block { kind: BlockKind::Tool, text: Cow::Owned(tool_text(&self.tool)) },
+            Block { kind: BlockKind::Tool, text: Cow::Owned(tools.join("\n\n")) },
             Block { kind: BlockKind::Document, text: self.document_text() },
         ];
         if let Some(correction) = &self.correction {
@@ -280,16 +328,22 @@ impl Prompt {
             blocks.push(Block { kind: BlockKind::Violations, text: Cow::Borrowed(&correction.violations) });
             blocks.push(Block { kind: BlockKind::Instruction, text: Cow::Borrowed(&correction.instruction) });
         }
+        if let Some(windowed) = &self.windowed {
+            blocks.push(Block { kind: BlockKind::Task, text: Cow::Borrowed(&windowed.task) });
+        }
         blocks
     }
 
-    /// A correction's blocks (previous output, violations, instruction) as
-    /// one text, each fenced under its label as the flattened text shows it,
-    /// so the previous output (the model's own words) cannot close its
-    /// block: what backends send as the message's text after the document.
-    /// `None` on a first attempt.
-    pub fn correction_text(&self) -> Option<String> {
-        self.correction.as_ref()?;
+    /// The blocks after the document (a correction's previous output,
+    /// violations and instruction; a windowed call's task) as one text, each
+    /// fenced under its label as the flattened text shows it, so the
+    /// previous output (the model's own words) cannot close its block: what
+    /// backends send as the message's text after the document. `None` when
+    /// there are none (a first attempt without windows).
+    pub fn text_after_document(&self) -> Option<String> {
+        if self.correction.is_none() && self.windowed.is_none() {
+            return None;
+        }
         let fenced: Vec<String> = self
             .blocks()
             .iter()

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::num::NonZeroU32;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -129,6 +130,28 @@ impl fmt::Display for Windows {
     }
 }
 
+/// The part of a document a call is about: the whole, or one window of a
+/// long document. A prompt says which ([`Prompt::part`](crate::Prompt::part)),
+/// an error chain's entry which part it failed in, and a journal keys each
+/// reply by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    /// The whole document.
+    Whole,
+    /// One window, numbered from 1.
+    Window(NonZeroU32),
+}
+
+impl Part {
+    /// The window's number; `None` for the whole.
+    pub fn window(self) -> Option<u32> {
+        match self {
+            Part::Whole => None,
+            Part::Window(n) => Some(n.get()),
+        }
+    }
+}
+
 /// One window of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -162,6 +185,47 @@ impl Window {
             None => {}
         }
         text
+    }
+
+    /// The window's part of the document.
+    pub fn part(&self) -> Part {
+        Part::Window(NonZeroU32::new(self.number).unwrap_or(NonZeroU32::MIN))
+    }
+
+    /// The window cut in two at its middle line that occurs once in `text`
+    /// (the whole document), numbered `first` and `first + 1`; `None` when
+    /// it has no such line but its first (it cannot be cut).
+    pub fn halves(&self, text: &str, first: u32) -> Option<(Window, Window)> {
+        let once = lines_occurring_once(text);
+        let starts: Vec<usize> = line_starts_in(text, self.range.clone())
+            .filter(|line| *line > self.range.start && once.contains(trimmed_line(text, *line)))
+            .collect();
+        let cut = *starts.get(starts.len() / 2)?;
+        let pages = Pages::of(text);
+        let page_at = |at: usize| pages.as_ref().map(|pages| pages.page_at(at));
+        // The head ends on the page of the byte before the cut (the page
+        // before, when the cut is a page's first line); the tail starts on the cut's.
+        let (head_end, tail_start) = (page_at(cut.saturating_sub(1)), page_at(cut));
+        let last_before = line_starts_in(text, self.range.start..cut)
+            .map(|line| trimmed_line(text, line))
+            .filter(|line| once.contains(line))
+            .last()
+            .unwrap_or_default();
+        let head = Window {
+            number: first,
+            range: self.range.start..cut,
+            first_line: self.first_line.clone(),
+            last_line: last_before.to_string(),
+            pages: self.pages.zip(head_end).map(|((from, _), page)| (from, page)),
+        };
+        let tail = Window {
+            number: first + 1,
+            range: cut..self.range.end,
+            first_line: trimmed_line(text, cut).to_string(),
+            last_line: self.last_line.clone(),
+            pages: self.pages.zip(tail_start).map(|((_, to), page)| (page, to)),
+        };
+        Some((head, tail))
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::num::NonZeroU32;
 
+pub use crate::run::Part;
+
 /// The call a reply answers, within its document (and the document's
 /// content): the part of the document it was asked about, the rung of the
 /// ladder of models that answered, and the attempt. The journal keys every
@@ -15,15 +17,6 @@ pub struct CallKey {
     pub rung: u32,
     /// The attempt (1 to 4).
     pub attempt: u32,
-}
-
-/// The part of a document a call was about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Part {
-    /// The whole document.
-    Whole,
-    /// One window of a long document, numbered from 1.
-    Window(NonZeroU32),
 }
 
 impl CallKey {

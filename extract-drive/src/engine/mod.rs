@@ -44,6 +44,7 @@ pub use shared::Coordinating;
 pub use streamed::{EventQueue, PrefixJudge, Streaming};
 
 use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
+use crate::run::Windows;
 use crate::telemetry as names;
 use crate::{
     Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reason, Reply, Run, Tool,
@@ -99,8 +100,9 @@ impl Engine {
         journal: Option<&Journal>,
         tool: &Tool,
         instructions: Option<&str>,
+        windows: Option<Windows>,
     ) -> Result<Engine, Error> {
-        Engine::opened(documents, journal, tool, instructions, Opening::Run).await
+        Engine::opened(documents, journal, tool, instructions, windows, Opening::Run).await
     }
 
     /// The journal opened to read (and to record a review), without the
@@ -110,8 +112,9 @@ impl Engine {
         journal: &Journal,
         tool: &Tool,
         instructions: Option<&str>,
+        windows: Option<Windows>,
     ) -> Result<Engine, Error> {
-        Engine::opened(documents, Some(journal), tool, instructions, Opening::Reader).await
+        Engine::opened(documents, Some(journal), tool, instructions, windows, Opening::Reader).await
     }
 
     async fn opened(
@@ -119,13 +122,14 @@ impl Engine {
         journal: Option<&Journal>,
         tool: &Tool,
         instructions: Option<&str>,
+        windows: Option<Windows>,
         opening: Opening,
     ) -> Result<Engine, Error> {
         let documents: Vec<Document> = documents.into_iter().collect();
         if opening == Opening::Run {
             unique_ids(&documents)?;
         }
-        let run = journal::run_digest(tool, instructions);
+        let run = journal::run_digest(tool, instructions, windows);
         let contents: Vec<String> = documents.iter().map(|d| journal::content_digest(&run, d)).collect();
         let ids = documents.iter().map(|d| d.id().into_owned()).zip(contents.iter().cloned()).collect();
         let (journal, recorded) = match (journal, opening) {
@@ -181,9 +185,7 @@ impl Engine {
         M: Model,
     {
         let configured = extractor.without_model();
-        Arc::new(move |document, rung, earlier| {
-            configured.configure_rung(Run::<T>::for_type(document, configured.retry_budget()), rung, earlier)
-        })
+        Arc::new(move |document, rung, earlier| configured.run_for::<T>(document, rung, earlier))
     }
 
     /// How many documents the journal had replies for under another
@@ -249,6 +251,8 @@ impl Engine {
         job: &mut Job<T>,
         extractor: &Extractor<M>,
     ) -> Result<Result<Outcome<T>, Error>, Error> {
+        // The run made now: its settings may be what cannot be sent.
+        job.start();
         if let Some(problem) = job.problem() {
             return self.fail(job, Error::config(problem), None).await.map(Err);
         }
@@ -837,7 +841,7 @@ impl<T> Job<T> {
     /// Why its document cannot be sent (a bad id), if it cannot: it fails
     /// at once, without a call.
     pub fn problem(&self) -> Option<String> {
-        self.document().problem()
+        self.document().problem().or_else(|| self.run().and_then(Run::problem).map(str::to_string))
     }
 
     /// Starts the job's run afresh, as `extractor` configures one.
@@ -848,18 +852,14 @@ impl<T> Job<T> {
     {
         let document = self.document().clone();
         (self.rung, self.earlier) = (0, None);
-        self.stage = Stage::Running(Box::new(extractor.configure_rung(
-            Run::<T>::for_type(document, extractor.retry_budget()),
-            0,
-            None,
-        )));
+        self.stage = Stage::Running(Box::new(extractor.run_for::<T>(document, 0, None)));
     }
 
-    /// Takes what `recorded` holds of this document: its replies to the
-    /// whole document, in order, its reviewer's fix and its resends.
+    /// Takes what `recorded` holds of this document: its replies, in the
+    /// order they were recorded (a windowed run's to every part), its
+    /// reviewer's fix and its resends.
     fn take_recorded(&mut self, recorded: &mut Recorded) {
-        let replies = recorded.replies.remove(&self.id).unwrap_or_default();
-        self.replay = replies.into_iter().filter(|r| r.key.part == Part::Whole).collect();
+        self.replay = recorded.replies.remove(&self.id).unwrap_or_default().into();
         self.fix = recorded.reviews.remove(&self.id);
         self.rejected = recorded.rejected.remove(&self.id);
         self.resends = recorded.resends.remove(&self.id).unwrap_or(0);

@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 pub use crate::engine::{CallKey, Part};
-use crate::run::Facts;
+use crate::run::{Facts, Windows};
 use crate::{Content, Document, Error, Escalation, Outcome, Prompt, Reply, ReplyContent, Stats, Tool};
 use rows::{Event, OpenBatch};
 
@@ -735,12 +735,17 @@ pub fn digest(bytes: &[u8]) -> String {
     hash[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The digest of what a run asks, whatever the document: its tool and its
-/// instructions.
-pub fn run_digest(tool: &Tool, instructions: Option<&str>) -> String {
+/// The digest of what a run asks, whatever the document: its tool, its
+/// instructions and its windows (a run with another window size asks other
+/// calls: its replies are not replayed; a run without windows digests as
+/// it did before windows existed).
+pub fn run_digest(tool: &Tool, instructions: Option<&str>, windows: Option<Windows>) -> String {
     let mut text = serde_json::to_string(tool).unwrap_or_default();
     text.push('\0');
     text.push_str(instructions.unwrap_or_default());
+    if let Some(windows) = windows {
+        text.push_str(&format!("\0windows {windows}"));
+    }
     digest(text.as_bytes())
 }
 
@@ -1004,7 +1009,7 @@ impl Store {
         Ok(ReplyRecord {
             document: document.to_string(),
             content: content.to_string(),
-            key: CallKey { rung, ..CallKey::whole(prompt.attempt) },
+            key: CallKey { part: prompt.part(), rung, attempt: prompt.attempt },
             // A stream stopped early: its usage is an estimate.
             cancelled: matches!(reply.content, ReplyContent::Stopped { .. }),
             prompt: sent,
@@ -1274,7 +1279,7 @@ mod tests {
 
     #[test]
     fn a_content_digest_covers_the_text_a_pdfs_bytes_and_its_text_layer_and_the_run() {
-        let run = run_digest(&tool(), None);
+        let run = run_digest(&tool(), None, None);
         let digests = [
             content_digest(&run, &Document::text("Total 3")),
             content_digest(&run, &Document::text("Total 4")),
@@ -1282,7 +1287,7 @@ mod tests {
             content_digest(&run, &Document::pdf(b"%PDF-1.7 b".to_vec())),
             content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 3")),
             content_digest(&run, &Document::pdf(b"%PDF-1.7 a".to_vec()).with_text_layer("Total 4")),
-            content_digest(&run_digest(&tool(), Some("In euros.")), &Document::text("Total 3")),
+            content_digest(&run_digest(&tool(), Some("In euros."), None), &Document::text("Total 3")),
         ];
         let distinct: BTreeSet<&String> = digests.iter().collect();
         assert_eq!(distinct.len(), digests.len(), "{digests:?}");

@@ -1,0 +1,511 @@
+//! A windowed extraction's run (DESIGN.md, "Long documents: windows owned
+//! by quotes"): one [`Run`] per window, asked in document order, then the
+//! merged output validated whole and, where it fails, corrected by one
+//! patch run over the whole. The window geometry (splitting, ownership,
+//! merging) is [`super::windows`]'; this is the policy over it.
+//!
+//! ```text
+//! window 1 run ─ valid ─> window 2 run ─ ... ─> merge ─ valid ───────────> Valid
+//!      │ truncated: cut in two, asked again         └ invalid ─> whole run ─> Valid | Escalated
+//!      └ escalated ─────────────────────────────────────────────────────────> Escalated
+//! ```
+//!
+//! Each part is an ordinary [`Run`] (its retries, its systematic check, its
+//! corrections), so a window's own violations are corrected in that window.
+//! The outer run counts every call's usage and cost, and keeps every part's
+//! failed attempts, each tagged with its part.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::outcome::{Escalation, FailedAttempt, Validated};
+use super::patch::patch_tool;
+use super::policy::{Next, Run, Validator, WholeValidator};
+use super::prompt::{Correction, Windowed};
+use super::windows::{Owner, Part, Window, merge, owners};
+use crate::validate::check::QuoteIndex;
+use crate::validate::syntax;
+use crate::{
+    Code, Corrections, Document, FieldPath, Layer, Outcome, Prompt, Reply, ReplyContent, Segment, Tool,
+    Truncation, Violation, Violations,
+};
+
+/// What one window's answer gives: window 1's other fields, and for each
+/// per-window list the items this window owns, each with the byte its
+/// anchor's quote starts at.
+#[derive(Debug, Clone)]
+pub(super) struct WindowAnswer {
+    fields: Option<Map<String, Value>>,
+    lists: Vec<Vec<(usize, Value)>>,
+}
+
+/// The part being asked now.
+enum Current<T> {
+    Window(Window, Box<Run<WindowAnswer>>),
+    Whole(Box<Run<T>>),
+    /// None: before the first window starts.
+    Starting,
+}
+
+/// The state of a windowed run between calls.
+pub(super) struct Gathering<T> {
+    /// The per-window lists (JSON names) and their items' anchors.
+    lists: Vec<(&'static str, &'static str)>,
+    /// The document's text, indexed for quotes.
+    index: Arc<QuoteIndex>,
+    /// The tools every call offers: the type's, then `patch_output`.
+    tools: Vec<Tool>,
+    /// Validates the merged output as the type.
+    whole: WholeValidator<T>,
+    /// The same validation, for its verdict alone (a window's answer).
+    verdict: Verdict,
+    /// The same validation, as the whole's run takes it.
+    boxed: fn() -> Box<Validator<T>>,
+    /// The windows still to ask, in document order.
+    queue: VecDeque<Window>,
+    /// The number the next window made by cutting one in two gets.
+    next_number: u32,
+    /// Window 1's fields besides the lists, once it is valid.
+    fields: Option<Map<String, Value>>,
+    /// The windows answered, each with its lists' owned items.
+    gathered: Vec<(Window, Vec<Vec<(usize, Value)>>)>,
+    current: Current<T>,
+    /// The failed attempts of the parts finished, tagged with their part.
+    finished_chain: Vec<FailedAttempt>,
+}
+
+impl<T> Gathering<T> {
+    /// The gathering of `windows` (at least one) over `lists`, its calls
+    /// offering `tools`; the first window's run made by `parent`.
+    pub(super) fn start(
+        parent: &Run<T>,
+        lists: Vec<(&'static str, &'static str)>,
+        text: &str,
+        mut windows: VecDeque<Window>,
+        whole: WholeValidator<T>,
+        verdict: Verdict,
+        boxed: fn() -> Box<Validator<T>>,
+    ) -> Gathering<T> {
+        let first = windows.pop_front().expect("a text has at least one window");
+        let next_number = u32::try_from(windows.len() + 2).unwrap_or(u32::MAX);
+        let mut gathering = Gathering {
+            lists,
+            index: Arc::new(QuoteIndex::new(text)),
+            tools: vec![parent.tool().clone(), patch_tool()],
+            whole,
+            verdict,
+            boxed,
+            queue: windows,
+            next_number,
+            fields: None,
+            gathered: Vec::new(),
+            current: Current::Starting,
+            finished_chain: Vec::new(),
+        };
+        gathering.current = gathering.window_run(parent, first);
+        gathering
+    }
+
+    /// The prompt of the call to make now.
+    pub(super) fn prompt(&self) -> &Prompt {
+        match &self.current {
+            Current::Window(_, run) => run.prompt(),
+            Current::Whole(run) => run.prompt(),
+            Current::Starting => unreachable!("a gathering starts with its first window"),
+        }
+    }
+
+    /// Every failed attempt so far, each tagged with its part.
+    pub(super) fn chain(&self) -> Vec<FailedAttempt> {
+        let mut chain = self.finished_chain.clone();
+        let (part, current) = match &self.current {
+            Current::Window(window, run) => (window.part(), run.failed_attempts()),
+            Current::Whole(run) => (Part::Whole, run.failed_attempts()),
+            Current::Starting => return chain,
+        };
+        chain.extend(current.iter().map(|attempt| attempt.clone().in_part(part)));
+        chain
+    }
+
+    /// The window's run: its calls carry the window's task.
+    fn window_run(&self, parent: &Run<T>, window: Window) -> Current<T> {
+        let judge = WindowJudge {
+            lists: self.lists.clone(),
+            index: self.index.clone(),
+            window: window.clone(),
+            known: self.fields.clone(),
+            verdict: self.verdict,
+        };
+        let mut run =
+            parent.child(parent.tool().clone(), Box::new(move |input, document| judge.judge(input, document)));
+        let task = self.window_task(parent.tool(), &window);
+        run.set_windowed(Windowed { part: window.part(), tools: self.tools.clone(), task });
+        Current::Window(window, Box::new(run))
+    }
+
+    /// A window's task: window 1 answers every field, later windows their lists.
+    fn window_task(&self, tool: &Tool, window: &Window) -> String {
+        let lists: Vec<String> = self.lists.iter().map(|(list, _)| format!("`{list}`")).collect();
+        let lists = lists.join(" and ");
+        let items = format!(
+            "only the items {}, in the order the document lists them, each quoting its own text",
+            window.described()
+        );
+        if self.fields.is_none() {
+            format!(
+                "Call `{}` with every field of the document, giving in {lists} {items}: the items after \
+                 that line are asked for in calls of their own.",
+                tool.name
+            )
+        } else {
+            format!(
+                "Call `{}` with {items} in {lists}, and no item before or after those lines. The other \
+                 fields are known already: fill them as the schema requires; they are ignored.",
+                tool.name
+            )
+        }
+    }
+
+    /// The whole's task: what each window gave, so the model can find a gap.
+    fn whole_task(&self) -> String {
+        let mut lines = vec![
+            "The lists were gathered window by window; the merged output holds, by window:".to_string(),
+        ];
+        for (window, lists) in &self.gathered {
+            let counts: Vec<String> = self
+                .lists
+                .iter()
+                .zip(lists)
+                .map(|((list, _), items)| {
+                    let mut text = format!("{} items of `{list}`", items.len());
+                    for (key, sum) in numeric_sums(items.iter().map(|(_, item)| item)) {
+                        text.push_str(&format!(", `{key}` sums to {sum}"));
+                    }
+                    text
+                })
+                .collect();
+            lines.push(format!("- window {}, {}: {}", window.number, window.described(), counts.join("; ")));
+        }
+        lines.join("\n")
+    }
+
+    /// The output merged from the windows gathered so far.
+    fn merged(&self) -> Value {
+        let mut merged = self.fields.clone().unwrap_or_default();
+        for (i, (list, _)) in self.lists.iter().enumerate() {
+            let items = merge(self.gathered.iter().map(|(_, lists)| lists[i].clone()));
+            merged.insert((*list).to_string(), Value::Array(items));
+        }
+        Value::Object(merged)
+    }
+}
+
+impl<T> Run<T> {
+    /// Takes a reply to a windowed run's current call: the part's run
+    /// judges it; a part that ends moves the run to the next.
+    pub(super) fn on_gathered_reply(&mut self, mut gathering: Box<Gathering<T>>, reply: Reply) -> Next<T> {
+        let next = match &mut gathering.current {
+            Current::Window(window, run) => {
+                let cut = matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
+                    .then(|| window.halves(&self.document_text(), gathering.next_number))
+                    .flatten();
+                if let Some((head, tail)) = cut {
+                    // An answer longer than the output limit: the window is
+                    // asked again in two halves, never escalated as truncated.
+                    let part = window.part();
+                    gathering.finished_chain.extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+                    gathering.next_number += 2;
+                    gathering.queue.push_front(tail);
+                    gathering.current = gathering.window_run(self, head);
+                    None
+                } else {
+                    match run.on_reply(reply) {
+                        Next::Call(_) => None,
+                        Next::Done(Outcome::Valid(answer)) => {
+                            let part = window.part();
+                            let window = window.clone();
+                            gathering
+                                .finished_chain
+                                .extend(answer.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+                            let answer = answer.into_inner();
+                            if gathering.fields.is_none() {
+                                gathering.fields = answer.fields;
+                            }
+                            gathering.gathered.push((window, answer.lists));
+                            self.next_part(&mut gathering)
+                        }
+                        Next::Done(Outcome::Escalated(escalation)) => {
+                            let part = window.part();
+                            let last_output = match gathering.fields {
+                                Some(_) => Some(gathering.merged()),
+                                None => escalation.last_output.clone(),
+                            };
+                            Some(self.escalate_parts(&mut gathering, part, escalation, last_output))
+                        }
+                    }
+                }
+            }
+            Current::Whole(run) => match run.on_reply(reply) {
+                Next::Call(_) => None,
+                Next::Done(Outcome::Valid(valid)) => {
+                    gathering
+                        .finished_chain
+                        .extend(valid.failed_attempts().iter().map(|a| a.clone().in_part(Part::Whole)));
+                    let sources = valid.sources().to_vec();
+                    Some(self.valid_parts(&gathering, valid.into_inner(), Some(sources)))
+                }
+                Next::Done(Outcome::Escalated(escalation)) => {
+                    let last_output = escalation.last_output.clone();
+                    Some(self.escalate_parts(&mut gathering, Part::Whole, escalation, last_output))
+                }
+            },
+            Current::Starting => unreachable!("a gathering starts with its first window"),
+        };
+        self.set_chain(gathering.chain());
+        match next {
+            Some(done) => {
+                self.finish();
+                done
+            }
+            None => {
+                let prompt = gathering.prompt().clone();
+                self.resume(gathering);
+                Next::Call(prompt)
+            }
+        }
+    }
+
+    /// After a window ended valid: the next window, or the merge. `Some`
+    /// outcome when the merged output is valid as it is.
+    fn next_part(&self, gathering: &mut Gathering<T>) -> Option<Next<T>> {
+        if let Some(window) = gathering.queue.pop_front() {
+            gathering.current = gathering.window_run(self, window);
+            return None;
+        }
+        let merged = gathering.merged();
+        let violations = match (gathering.whole)(&merged, self.document()) {
+            Ok((value, sources)) => return Some(self.valid_parts(gathering, value, sources)),
+            Err(violations) => violations,
+        };
+        // Checks over the whole failed: one patch run over the merged output,
+        // its first call a correction (the merge was its attempt 1).
+        let lists = gathering.lists.clone();
+        let arrange = move |output: &mut Value, text: Option<&str>| arrange_by_anchor(&lists, output, text);
+        let mut run = self.child(self.tool().clone(), (gathering.boxed)()).corrections(Corrections::Patch);
+        run.correct_from(
+            merged.clone(),
+            Correction::patch(syntax::compact(&merged), &violations),
+            Windowed { part: Part::Whole, tools: gathering.tools.clone(), task: gathering.whole_task() },
+            Box::new(arrange),
+        );
+        gathering.current = Current::Whole(Box::new(run));
+        None
+    }
+
+    fn valid_parts(
+        &self,
+        gathering: &Gathering<T>,
+        value: T,
+        sources: Option<Vec<crate::Source>>,
+    ) -> Next<T> {
+        let validated = Validated::new(value, self.attempt_usage().to_vec(), gathering.chain(), sources)
+            .with_cost(self.cost())
+            .answered_by(self.model_name(), self.rung());
+        tracing::info!(target: "extract", attempts = validated.attempts(), "extraction valid");
+        Next::Done(Outcome::Valid(validated))
+    }
+
+    /// The run escalates as part `part` did, with every part's attempts.
+    fn escalate_parts(
+        &self,
+        gathering: &mut Gathering<T>,
+        part: Part,
+        escalation: Escalation,
+        last_output: Option<Value>,
+    ) -> Next<T> {
+        gathering.finished_chain.extend(escalation.error_chain.iter().map(|a| a.clone().in_part(part)));
+        gathering.current = Current::Starting;
+        let chain = gathering.finished_chain.clone();
+        let usage = self.spent();
+        let escalated = Escalation::new(escalation.reason, chain, last_output, escalation.fix_hint, usage)
+            .with_cost(self.cost())
+            .answered_by(self.model_name(), self.rung());
+        tracing::info!(target: "extract", reason = escalated.reason.as_str(), "extraction escalated");
+        Next::Done(Outcome::Escalated(self.over_type_fields(escalated)))
+    }
+}
+
+/// Judges one window's answer as the type would judge it, keeping only
+/// what is the window's own to correct.
+struct WindowJudge {
+    lists: Vec<(&'static str, &'static str)>,
+    index: Arc<QuoteIndex>,
+    window: Window,
+    /// Window 1's fields, for later windows; `None` for window 1.
+    known: Option<Map<String, Value>>,
+    verdict: Verdict,
+}
+
+/// A derived type's validation of an output, for its verdict alone.
+pub(super) type Verdict = fn(&Value, &Document) -> Result<(), Violations>;
+
+impl WindowJudge {
+    /// The answer, its lists reduced to the items this window owns (and
+    /// those whose anchor is nowhere, which fail their quote), validated
+    /// with the other fields (window 1's own, or the ones window 1 gave);
+    /// violations kept when they are this window's: its items' own, window
+    /// 1's other fields', the answer's syntax and the lists' shape. Checks
+    /// that read a list as a whole, and its keywords, wait for the merge.
+    fn judge(&self, input: &Value, document: &Document) -> Result<(WindowAnswer, Option<Vec<crate::Source>>), Violations> {
+        let answer = input.as_object().cloned().unwrap_or_default();
+        let mut candidate = match &self.known {
+            Some(known) => known.clone(),
+            None => answer.clone(),
+        };
+        // For each list: the answer's index of each item kept in the candidate.
+        let mut kept: Vec<Vec<usize>> = Vec::new();
+        let mut lists = Vec::new();
+        for (list, anchor) in &self.lists {
+            let Some(items) = answer.get(*list).and_then(Value::as_array) else {
+                match answer.get(*list) {
+                    Some(other) => candidate.insert((*list).to_string(), other.clone()),
+                    None => candidate.remove(*list),
+                };
+                kept.push(Vec::new());
+                lists.push(Vec::new());
+                continue;
+            };
+            let quotes: Vec<&str> =
+                items.iter().map(|item| item[*anchor]["quote"].as_str().unwrap_or_default()).collect();
+            let mut indices = Vec::new();
+            let mut owned = Vec::new();
+            for (i, owner) in owners(&self.index, &self.window, &quotes).into_iter().enumerate() {
+                match owner {
+                    Owner::Here(at) => {
+                        indices.push(i);
+                        owned.push((at, items[i].clone()));
+                    }
+                    Owner::Nowhere => indices.push(i),
+                    Owner::Elsewhere(_) => {}
+                }
+            }
+            let reduced = indices.iter().map(|i| items[*i].clone()).collect();
+            candidate.insert((*list).to_string(), Value::Array(reduced));
+            kept.push(indices);
+            lists.push(owned);
+        }
+        let violations = match (self.verdict)(&Value::Object(candidate), document) {
+            Ok(_) => Vec::new(),
+            Err(violations) => violations
+                .into_vec()
+                .into_iter()
+                .filter_map(|violation| self.own(violation, &kept))
+                .collect(),
+        };
+        if let Some(violations) = Violations::new(violations) {
+            return Err(violations);
+        }
+        let fields = self.known.is_none().then(|| {
+            let mut fields = answer;
+            for (list, _) in &self.lists {
+                fields.remove(*list);
+            }
+            fields
+        });
+        Ok((WindowAnswer { fields, lists }, None))
+    }
+
+    /// `violation`, with its paths into a list pointing at the answer's own
+    /// item, when it is this window's to correct; `None` when it waits for
+    /// the merge (a check or keyword over a list as a whole, a check at
+    /// the root) or is not this window's (another field, past window 1).
+    fn own(&self, mut violation: Violation, kept: &[Vec<usize>]) -> Option<Violation> {
+        if violation.layer == Layer::Syntax {
+            return Some(violation);
+        }
+        let list_of = |path: &FieldPath| match path.segments().first() {
+            Some(Segment::Key(key)) => self.lists.iter().position(|(list, _)| *list == key.as_ref()),
+            _ => None,
+        };
+        let mut in_lists = false;
+        for path in violation.fields.iter().chain(std::iter::once(&violation.path)) {
+            if path.is_root() {
+                return None;
+            }
+            if list_of(path).is_none() {
+                continue;
+            }
+            in_lists = true;
+            if !matches!(path.segments().get(1), Some(Segment::Index(_))) {
+                // The list as a whole: its shape is this window's, the rest the merge's.
+                let shape = violation.layer == Layer::Structure
+                    && path.segments().len() == 1
+                    && (violation.code == Code::MISSING_FIELD || violation.code == Code::INVALID_TYPE);
+                if !shape {
+                    return None;
+                }
+            }
+        }
+        if !in_lists && self.known.is_some() {
+            return None;
+        }
+        let to_answer = |path: &FieldPath| -> FieldPath {
+            let Some(list) = list_of(path) else { return path.clone() };
+            let mut segments = path.segments().to_vec();
+            if let Some(Segment::Index(i)) = segments.get_mut(1)
+                && let Some(original) = kept[list].get(*i)
+            {
+                *i = *original;
+            }
+            FieldPath::from_segments(segments)
+        };
+        violation.path = to_answer(&violation.path);
+        violation.fields = violation.fields.iter().map(to_answer).collect();
+        Some(violation)
+    }
+}
+
+/// Each list of `output` sorted by where its items' anchors start in
+/// `text` (located in list order, each after the one before, from the
+/// text's start when not found after it): a patch appends at the end, and
+/// the merged list stays in document order.
+fn arrange_by_anchor(lists: &[(&'static str, &'static str)], output: &mut Value, text: Option<&str>) {
+    let Some(text) = text else { return };
+    let index = QuoteIndex::new(text);
+    let whole = Window { number: 1, range: 0..text.len(), first_line: String::new(), last_line: String::new(), pages: None };
+    for (list, anchor) in lists {
+        let Some(items) = output.get_mut(*list).and_then(Value::as_array_mut) else { continue };
+        let quotes: Vec<String> =
+            items.iter().map(|item| item[*anchor]["quote"].as_str().unwrap_or_default().to_string()).collect();
+        let quotes: Vec<&str> = quotes.iter().map(String::as_str).collect();
+        let at: Vec<usize> = owners(&index, &whole, &quotes)
+            .into_iter()
+            .map(|owner| match owner {
+                Owner::Here(at) | Owner::Elsewhere(at) => at,
+                Owner::Nowhere => usize::MAX,
+            })
+            .collect();
+        let mut keyed: Vec<(usize, Value)> = at.into_iter().zip(items.drain(..)).collect();
+        keyed.sort_by_key(|(at, _)| *at);
+        items.extend(keyed.into_iter().map(|(_, item)| item));
+    }
+}
+
+/// The sum of each numeric field of `items`, by key, in first-seen order.
+fn numeric_sums<'a>(items: impl Iterator<Item = &'a Value>) -> Vec<(String, f64)> {
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    for item in items {
+        let Some(object) = item.as_object() else { continue };
+        for (key, value) in object {
+            let Some(number) = value.as_f64() else { continue };
+            match sums.iter_mut().find(|(known, _)| known == key) {
+                Some((_, sum)) => *sum += number,
+                None => sums.push((key.clone(), number)),
+            }
+        }
+    }
+    // Rounded to a millionth: float sums print no noise digits.
+    sums.into_iter().map(|(key, sum)| (key, (sum * 1e6).round() / 1e6)).collect()
+}
