@@ -149,7 +149,7 @@ pub mod cost {
 /// (`Extractor::from_env()`).
 pub mod model {
     pub use crate::from_env::FromEnv;
-    pub use extract_core::run::{Block, BlockKind, Prompt};
+    pub use extract_core::run::{Block, BlockKind, Prompt, Windowed};
     pub use extract_core::schema::StrictError;
     pub use extract_core::vocabulary::{Content, Reply, ReplyContent, Truncation};
     pub use extract_drive::{Chunk, ChunkStream, Model, ModelFuture};
@@ -161,7 +161,7 @@ pub mod model {
 pub mod run {
     pub use extract_core::run::{
         Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, ModelSpend, Next, PATCH_TOOL,
-        ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, Window, apply_patch, patch_tool,
+        Part, ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, Window, apply_patch, patch_tool,
     };
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }

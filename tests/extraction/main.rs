@@ -19,3 +19,4 @@ mod streaming;
 mod streaming_http;
 mod streaming_openai;
 mod streaming_scenarios;
+mod windows;

@@ -137,6 +137,9 @@ pub struct Run<T> {
     problem: Option<String>,
     /// What puts a patched output in order before it is validated.
     arrange: Option<Arrange>,
+    /// The output the validator accepted, kept where a windowed run needs
+    /// it (its whole's run: the patched merge its sources are placed in).
+    accepted: Option<Value>,
 }
 
 /// Judges a stopped stream's prefix against the document's text: the
@@ -184,6 +187,7 @@ impl<T> Run<T> {
             gathering: None,
             problem: None,
             arrange: None,
+            accepted: None,
         }
     }
 
@@ -251,6 +255,11 @@ impl<T> Run<T> {
 
     pub(super) fn model_name(&self) -> Option<String> {
         self.model.clone()
+    }
+
+    /// The output the validator accepted, for a run that keeps it.
+    pub(super) fn accepted_output(&self) -> Option<&Value> {
+        self.accepted.as_ref()
     }
 
     pub(super) fn set_chain(&mut self, chain: Vec<FailedAttempt>) {
@@ -392,6 +401,12 @@ impl<T> Run<T> {
         let (result, produced) = self.judge(&reply);
         let violations = match result {
             Ok((value, sources)) => {
+                if self.arrange.is_some() {
+                    self.accepted = match produced {
+                        Produced::Patch { output, .. } => Some(output),
+                        Produced::Reply => syntax::reply_output(&reply),
+                    };
+                }
                 self.trace_attempt(&reply, None);
                 self.finished = true;
                 let usage = std::mem::take(&mut self.attempt_usage);

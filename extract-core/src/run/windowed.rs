@@ -24,12 +24,13 @@ use super::outcome::{Escalation, FailedAttempt, Validated};
 use super::patch::patch_tool;
 use super::policy::{Next, Run, Validator, WholeValidator};
 use super::prompt::{Correction, Windowed};
-use super::windows::{Owner, Part, Window, merge, owners};
+use super::windows::{Owner, Part, Window, anchor_positions, merge, owners};
+use crate::vocabulary::pages::Pages;
 use crate::validate::check::QuoteIndex;
 use crate::validate::syntax;
 use crate::{
-    Code, Corrections, Document, FieldPath, Layer, Outcome, Prompt, Reply, ReplyContent, Segment, Tool,
-    Truncation, Violation, Violations,
+    Code, Corrections, Document, FieldPath, Layer, Outcome, Prompt, Reply, ReplyContent, Segment, Source,
+    Tool, Truncation, Violation, Violations,
 };
 
 /// What one window's answer gives: window 1's other fields, and for each
@@ -254,7 +255,8 @@ impl<T> Run<T> {
                         .finished_chain
                         .extend(valid.failed_attempts().iter().map(|a| a.clone().in_part(Part::Whole)));
                     let sources = valid.sources().to_vec();
-                    Some(self.valid_parts(&gathering, valid.into_inner(), Some(sources)))
+                    let output = run.accepted_output().cloned().unwrap_or_default();
+                    Some(self.valid_parts(&gathering, valid.into_inner(), &output, Some(sources)))
                 }
                 Next::Done(Outcome::Escalated(escalation)) => {
                     let last_output = escalation.last_output.clone();
@@ -286,7 +288,7 @@ impl<T> Run<T> {
         }
         let merged = gathering.merged();
         let violations = match (gathering.whole)(&merged, self.document()) {
-            Ok((value, sources)) => return Some(self.valid_parts(gathering, value, sources)),
+            Ok((value, sources)) => return Some(self.valid_parts(gathering, value, &merged, sources)),
             Err(violations) => violations,
         };
         // Checks over the whole failed: one patch run over the merged output,
@@ -304,12 +306,17 @@ impl<T> Run<T> {
         None
     }
 
+    /// The run ends valid with `value`, which validated from `output`.
     fn valid_parts(
         &self,
         gathering: &Gathering<T>,
         value: T,
-        sources: Option<Vec<crate::Source>>,
+        output: &Value,
+        mut sources: Option<Vec<Source>>,
     ) -> Next<T> {
+        if let Some(sources) = &mut sources {
+            place_anchors(&gathering.lists, output, &gathering.index, self.document_text(), sources);
+        }
         let validated = Validated::new(value, self.attempt_usage().to_vec(), gathering.chain(), sources)
             .with_cost(self.cost())
             .answered_by(self.model_name(), self.rung());
@@ -468,28 +475,48 @@ impl WindowJudge {
 }
 
 /// Each list of `output` sorted by where its items' anchors start in
-/// `text` (located in list order, each after the one before, from the
-/// text's start when not found after it): a patch appends at the end, and
-/// the merged list stays in document order.
+/// `text` ([`anchor_positions`]): a patch appends at the end, and the
+/// merged list stays in document order.
 fn arrange_by_anchor(lists: &[(&'static str, &'static str)], output: &mut Value, text: Option<&str>) {
     let Some(text) = text else { return };
     let index = QuoteIndex::new(text);
-    let whole = Window { number: 1, range: 0..text.len(), first_line: String::new(), last_line: String::new(), pages: None };
     for (list, anchor) in lists {
         let Some(items) = output.get_mut(*list).and_then(Value::as_array_mut) else { continue };
-        let quotes: Vec<String> =
-            items.iter().map(|item| item[*anchor]["quote"].as_str().unwrap_or_default().to_string()).collect();
-        let quotes: Vec<&str> = quotes.iter().map(String::as_str).collect();
-        let at: Vec<usize> = owners(&index, &whole, &quotes)
-            .into_iter()
-            .map(|owner| match owner {
-                Owner::Here(at) | Owner::Elsewhere(at) => at,
-                Owner::Nowhere => usize::MAX,
-            })
-            .collect();
-        let mut keyed: Vec<(usize, Value)> = at.into_iter().zip(items.drain(..)).collect();
+        let at = anchor_positions(&index, &anchor_quotes(items, anchor));
+        let mut keyed: Vec<(usize, Value)> =
+            at.into_iter().map(|at| at.unwrap_or(usize::MAX)).zip(items.drain(..)).collect();
         keyed.sort_by_key(|(at, _)| *at);
         items.extend(keyed.into_iter().map(|(_, item)| item));
+    }
+}
+
+/// The anchor quote of each item (`""` where it has none).
+fn anchor_quotes<'v>(items: &'v [Value], anchor: &str) -> Vec<&'v str> {
+    items.iter().map(|item| item[anchor]["quote"].as_str().unwrap_or_default()).collect()
+}
+
+/// `sources` with each per-window list item's anchor where the merge
+/// placed it ([`anchor_positions`]), not at its quote's first occurrence:
+/// an identical line on another page is another item's.
+fn place_anchors(
+    lists: &[(&'static str, &'static str)],
+    output: &Value,
+    index: &QuoteIndex,
+    text: &str,
+    sources: &mut [Source],
+) {
+    let pages = Pages::of(text);
+    for (list, anchor) in lists {
+        let Some(items) = output.get(*list).and_then(Value::as_array) else { continue };
+        let quotes = anchor_quotes(items, anchor);
+        for (i, at) in anchor_positions(index, &quotes).into_iter().enumerate() {
+            let (Some(at), Some(range)) = (at, index.find_from(quotes[i], 0)) else { continue };
+            let path = FieldPath::root().key(*list).index(i).key(*anchor);
+            if let Some(source) = sources.iter_mut().find(|source| source.path == path) {
+                source.span = Some(at..at + range.len());
+                source.page = pages.as_ref().map(|pages| pages.page_at(at));
+            }
+        }
     }
 }
 

@@ -270,6 +270,32 @@ pub fn owners(index: &QuoteIndex, window: &Window, anchors: &[&str]) -> Vec<Owne
         .collect()
 }
 
+/// Where each of a merged list's anchor quotes starts in the whole text
+/// (`None`: nowhere), located in list order: each at its first occurrence
+/// after the one before, else (an item a patch appended at the end) at its
+/// first occurrence no item before it took, so two identical lines keep
+/// their own positions wherever a patch put the second.
+pub fn anchor_positions(index: &QuoteIndex, quotes: &[&str]) -> Vec<Option<usize>> {
+    let mut taken: HashSet<usize> = HashSet::new();
+    let mut from = 0;
+    quotes
+        .iter()
+        .map(|quote| {
+            let unclaimed = |start: usize| {
+                let mut at = index.find_from(quote, start)?.start;
+                while taken.contains(&at) {
+                    at = index.find_from(quote, at + 1)?.start;
+                }
+                Some(at)
+            };
+            let at = unclaimed(from).or_else(|| unclaimed(0))?;
+            taken.insert(at);
+            from = from.max(at + 1);
+            Some(at)
+        })
+        .collect()
+}
+
 /// What one window's answer gives its list: the items it owns, each with
 /// the byte its anchor's quote starts at, in answer order; and which of the
 /// answer's items (by index) have an anchor found nowhere.
