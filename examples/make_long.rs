@@ -16,8 +16,8 @@
 //! It is the corpus of long documents gathered window by window (DESIGN.md,
 //! "Long documents: windows owned by quotes"): the tests and the bench of
 //! that engine extract from it, with the stand-in model of
-//! `tests/support/long_stand_in.rs`. The truth's types are in
-//! `tests/support/long_documents.rs`: a `Statement` (account, opening and
+//! `examples/common/long_stand_in.rs`. The truth's types are in
+//! `examples/common/long_documents.rs`: a `Statement` (account, opening and
 //! closing balance, transactions whose sum is the difference of the two)
 //! and a `LongInvoice` (number, total, line items that add up to it). Each
 //! item's description is a `Sourced<String>` whose quote is the item's whole

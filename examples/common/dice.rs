@@ -1,6 +1,6 @@
 //! A small deterministic generator (SplitMix64), shared by the long
 //! corpus's writer (`make_long.rs`) and the stand-in model that reads it
-//! (`tests/support/long_stand_in.rs`): the same numbers on every platform
+//! (`examples/common/long_stand_in.rs`): the same numbers on every platform
 //! and in every Rust version, so a corpus never changes unless its program
 //! does. Each user adds the draws it needs as methods of its own.
 

@@ -1,4 +1,4 @@
-//! The stand-in model of long documents (`tests/support/long_stand_in.rs`)
+//! The stand-in model of long documents (`examples/common/long_stand_in.rs`)
 //! on its own, before an engine calls it: it reads the window a prompt
 //! names as `Windows::split` made it, answers that window's items in order
 //! and at most 60, makes the mistakes it is told to (a skipped item, the

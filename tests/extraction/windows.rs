@@ -1,6 +1,6 @@
 //! Long documents gathered window by window (`Extractor::windows`), against
 //! the long corpus of `examples/long/` and its stand-in model
-//! (`tests/support/long_stand_in.rs`): the merge keeps each item once, in
+//! (`examples/common/long_stand_in.rs`): the merge keeps each item once, in
 //! document order, with its page; a boundary mistake is dropped by
 //! ownership; a skipped item is found by the whole check and added by a
 //! patch; every call offers the same tools; an answer cut by the output

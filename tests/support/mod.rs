@@ -19,8 +19,10 @@ pub mod fixture_run;
 /// The invoice the `Bulk` and `Batches` tests extract, their packets, journal paths.
 pub mod invoices;
 /// The long documents of `examples/long/` and the types their truths answer.
+#[path = "../../examples/common/long_documents.rs"]
 pub mod long_documents;
 /// A model for long documents gathered window by window, with real models' mistakes.
+#[path = "../../examples/common/long_stand_in.rs"]
 pub mod long_stand_in;
 /// A real PostgreSQL server in a temporary directory, for the shared journal.
 #[cfg(feature = "postgres")]

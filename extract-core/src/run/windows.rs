@@ -486,4 +486,35 @@ mod tests {
         let last = index.find_from(&truth[599], 0).unwrap();
         assert_eq!(pages.page_at(last.start), 40);
     }
+
+    #[test]
+    fn a_window_cut_in_two_covers_the_same_bytes_at_a_line_of_its_own() {
+        let text = statement(6, 4);
+        let windows = Windows::pages(3).split(&text);
+        let (head, tail) = windows[1].halves(&text, 3).unwrap();
+        assert_eq!((head.number, tail.number), (3, 4));
+        assert_eq!(head.range.start, windows[1].range.start);
+        assert_eq!(tail.range.end, windows[1].range.end);
+        assert_eq!(head.range.end, tail.range.start, "no gap, no overlap");
+        assert_eq!(head.first_line, windows[1].first_line);
+        assert_eq!(tail.last_line, windows[1].last_line);
+        // The tail starts at a line of its own, on the page it names first.
+        let own = &text[tail.range.start..];
+        assert!(own.starts_with(&tail.first_line), "{:?}", tail.first_line);
+        let pages = Pages::of(&text).unwrap();
+        assert_eq!(tail.pages.unwrap().0, pages.page_at(tail.range.start));
+        assert_eq!(head.pages.unwrap().1, pages.page_at(tail.range.start - 1));
+        // A window of one line cannot be cut.
+        let one = Windows::lines(1).split("A\nB\n");
+        assert_eq!(one[0].halves("A\nB\n", 3), None);
+    }
+
+    #[test]
+    fn anchors_keep_their_own_positions_wherever_a_patch_put_them() {
+        let text = "Fee 1.00\nRent 9.00\nFee 1.00\nEnd 2.00\n";
+        let index = QuoteIndex::new(text);
+        // The second fee appended at the end by a patch: it is the second line.
+        let at = anchor_positions(&index, &["Fee 1.00", "Rent 9.00", "End 2.00", "Fee 1.00", "Gone"]);
+        assert_eq!(at, [Some(0), Some(9), Some(28), Some(19), None]);
+    }
 }
