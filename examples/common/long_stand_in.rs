@@ -11,9 +11,8 @@
 //!   `from the line "<first>" through the line "<last>"` (each a JSON
 //!   string; `, pages 4 to 6` may follow). The stand-in looks for that form
 //!   in every block of the prompt except the document and the previous
-//!   output (today the instruction can only sit in the system block or a
-//!   correction's blocks; the engine puts it in a block after the
-//!   document). Exactly one window named: a window call. None, or several
+//!   output (the engine puts it in the task block, after the document).
+//!   Exactly one window named: a window call. None, or several
 //!   (a correction that lists every window's count and sum): a call over
 //!   the whole document.
 //! - **Which items.** The window runs from the line `<first>` (the

@@ -1,19 +1,22 @@
 //! The body of `POST /v1/messages`, mapped from a [`Prompt`]: its blocks
 //! become content blocks, never one flattened string.
 //!
-//! - `tools`: the prompt's tool, with `cache_control: {"type": "ephemeral"}`
-//!   where the prompt is long enough to be cached (tools render first, so
-//!   the cache prefix starts with them).
+//! - `tools`: the prompt's tool (a windowed extraction's call: every tool
+//!   the extraction offers, [`Prompt::offered_tools`], the same on every
+//!   call), the last with `cache_control: {"type": "ephemeral"}` where the
+//!   prompt is long enough to be cached (tools render first, so the cache
+//!   prefix starts with them).
 //! - `tool_choice`: forced (`{"type": "any", "disable_parallel_tool_use": true}`:
-//!   the request offers one tool, so any tool is that one) or, where forcing
+//!   the request offers one tool, so any tool is that one; a windowed call
+//!   offers several, and its task names the one to call) or, where forcing
 //!   is refused, `{"type": "auto", "disable_parallel_tool_use": true}`
 //!   with the strict copy of the tool and a system instruction to answer only
 //!   through it (unless the system already says so, as the built-in one does).
 //! - one user message: the document as a `document` block with a plain-text
 //!   source (byte for byte; `cache_control` ephemeral where the tool is
 //!   marked, so a correction attempt reads tools, system and document from
-//!   the cache), alone on a first attempt, then on a correction the
-//!   labelled correction blocks.
+//!   the cache), alone on a first attempt, then the labelled blocks after
+//!   it: a correction's, and a windowed call's task.
 //!
 //! - To a server other than Claude's API ([`DocumentAs::Text`]), the tool's
 //!   numeric bounds are restated in words ([`bounds_in_words`]): such a
@@ -63,12 +66,13 @@ const CACHEABLE_BYTES: usize = 1_536;
 
 /// Whether `prompt`'s prefix (tool, system, document) is long enough for the
 /// API to cache it; a PDF always is.
-fn worth_caching(prompt: &Prompt, tool: &Value, system: &str) -> bool {
+fn worth_caching<'v>(prompt: &Prompt, tools: impl IntoIterator<Item = &'v Value>, system: &str) -> bool {
     let document = match prompt.document.content() {
         Content::Text(text) => text.len(),
         Content::Pdf { .. } => return true,
     };
-    tool.to_string().len() + system.len() + document >= CACHEABLE_BYTES
+    let tools: usize = tools.into_iter().map(|tool| tool.to_string().len()).sum();
+    tools + system.len() + document >= CACHEABLE_BYTES
 }
 
 /// How the request carries the document.
@@ -134,7 +138,7 @@ pub(crate) fn body(
                     serde_json::to_value(&tool).unwrap_or_else(|_| json!({}))
                 })
                 .collect();
-            let cache = worth_caching(prompt, &Value::Array(tools.clone()), &system);
+            let cache = worth_caching(prompt, &tools, &system);
             // The breakpoint after the last tool caches every tool before it.
             if cache && let Some(object) = tools.last_mut().and_then(Value::as_object_mut) {
                 object.insert("cache_control".into(), ephemeral());
@@ -151,7 +155,7 @@ pub(crate) fn body(
                 system.push_str("\n\n");
             }
             system.push_str(&answer_as_json(tool_name));
-            let cache = worth_caching(prompt, &body["output_config"], &system);
+            let cache = worth_caching(prompt, [&body["output_config"]], &system);
             (system, cache)
         }
     };

@@ -79,7 +79,7 @@ async fn a_journal_of_format_2_migrates_and_reads_back_whole() {
     // The message batches as they were left: one collected after a resend,
     // one created and not collected, one intent without an id.
     let mut engine =
-        Engine::open(vec![fixture_run::batched()], Some(&Journal::sqlite(&path)), &Receipt::tool(), None)
+        Engine::open(vec![fixture_run::batched()], Some(&Journal::sqlite(&path)), &Receipt::tool(), None, None)
             .await
             .unwrap();
     let ledger = engine.batches();
