@@ -96,10 +96,7 @@ async fn extract_one<T: Extractable + Serialize + Send + 'static>(
 }
 
 fn measure(document: &LongDocument, windows: Option<Windows>, seed: u64, tally: &mut Tally) {
-    let model = Metered {
-        inner: LongStandIn::of(Faults::realistic(seed), document),
-        usage: Arc::default(),
-    };
+    let model = Metered { inner: LongStandIn::of(Faults::realistic(seed), document), usage: Arc::default() };
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let (output, valid) = runtime.block_on(async {
         match document.kind {

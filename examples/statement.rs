@@ -46,8 +46,11 @@ impl Model for Logged {
                 Part::Whole => "whole".to_string(),
             };
             let answer = match &reply.content {
-                ReplyContent::ToolCall { input, .. } => match (input.get("patch"), input.get("transactions")) {
-                    (Some(patch), _) => format!("a patch of {} operations", patch.as_array().map_or(0, Vec::len)),
+                ReplyContent::ToolCall { input, .. } => match (input.get("patch"), input.get("transactions"))
+                {
+                    (Some(patch), _) => {
+                        format!("a patch of {} operations", patch.as_array().map_or(0, Vec::len))
+                    }
                     (None, Some(items)) => format!("{} transactions", items.as_array().map_or(0, Vec::len)),
                     (None, None) => "an answer without transactions".to_string(),
                 },
@@ -120,7 +123,11 @@ async fn main() -> ExitCode {
             );
             let last = valid.sources().iter().rev().find(|s| s.path.to_string().starts_with("transactions["));
             if let Some(source) = last {
-                println!("the last transaction, {}, is on page {}", source.quote.trim(), source.page.unwrap_or(0));
+                println!(
+                    "the last transaction, {}, is on page {}",
+                    source.quote.trim(),
+                    source.page.unwrap_or(0)
+                );
             }
             println!(
                 "the prompt (tools, system, document) read from the cache: {:.1}% of its tokens",

@@ -161,7 +161,7 @@ pub mod model {
 pub mod run {
     pub use extract_core::run::{
         Correction, Dominant, FEEDBACK_PER_FINGERPRINT, Facts, FailedAttempt, ModelSpend, Next, PATCH_TOOL,
-        Part, ParetoRow, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, Window, apply_patch, patch_tool,
+        ParetoRow, Part, RetriesError, Run, SYSTEM_INSTRUCTIONS, Spend, Window, apply_patch, patch_tool,
     };
     pub use extract_core::vocabulary::{Fingerprint, Segment, quote_prefix};
 }

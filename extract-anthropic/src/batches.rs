@@ -207,9 +207,14 @@ impl Batches {
                  window by window, each call after the one before: windows are for Extractor and Bulk"
             )));
         }
-        let mut engine =
-            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text(), None)
-                .await?;
+        let mut engine = Engine::open(
+            documents,
+            self.journal.as_ref(),
+            &T::tool(),
+            self.extractor.instructions_text(),
+            None,
+        )
+        .await?;
         let asked_again = engine.asked_again();
         // On a journal many workers share, one at a time coordinates the
         // run's batches, under a lease on the run it renews; the others wait

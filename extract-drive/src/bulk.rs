@@ -200,9 +200,14 @@ impl<M: Model + 'static> Bulk<M> {
         T: Extractable + Send + 'static,
     {
         self.extractor.check_prices()?;
-        let mut engine =
-            Engine::open(documents, self.journal.as_ref(), &T::tool(), self.extractor.instructions_text(), self.extractor.windows_setting())
-                .await?;
+        let mut engine = Engine::open(
+            documents,
+            self.journal.as_ref(),
+            &T::tool(),
+            self.extractor.instructions_text(),
+            self.extractor.windows_setting(),
+        )
+        .await?;
         let jobs = engine.jobs::<T, M>(&self.extractor);
         let run_span = engine.trace_run(&T::tool().name, jobs.len());
         let engine = Arc::new(engine);
@@ -562,7 +567,14 @@ impl<M: Model + 'static> Bulk<M> {
     ) -> Result<Engine, Error> {
         let journal =
             self.journal.as_ref().ok_or_else(|| Error::config(format!("{needed_for} needs a journal")))?;
-        Engine::open_for_reading(documents, journal, &T::tool(), self.extractor.instructions_text(), self.extractor.windows_setting()).await
+        Engine::open_for_reading(
+            documents,
+            journal,
+            &T::tool(),
+            self.extractor.instructions_text(),
+            self.extractor.windows_setting(),
+        )
+        .await
     }
 
     /// The review queue: every escalated document of the journal's run, with

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use crate::cost::{PriceTable, Rate};
 use crate::engine::{Engine, EventQueue, Job, Streaming};
-use crate::run::Windows;
 use crate::events::{Event, EventStream};
+use crate::run::Windows;
 use crate::{
     Corrections, Document, Error, Escalation, Extractable, Model, Outcome, Retries, Run, Tool, Violations,
 };

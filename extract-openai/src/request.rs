@@ -111,7 +111,9 @@ pub(crate) fn body(prompt: &Prompt, request: &Request<'_>) -> Result<Value, Erro
             let several = tools.len() > 1;
             body.insert("tools".into(), Value::Array(tools));
             let choice = match request.choice {
-                ToolChoice::Forced if !several => json!({ "type": "function", "function": { "name": tool.name } }),
+                ToolChoice::Forced if !several => {
+                    json!({ "type": "function", "function": { "name": tool.name } })
+                }
                 ToolChoice::Forced | ToolChoice::Required => json!("required"),
                 ToolChoice::Auto => {
                     system = system_answering_through_tool(&system, &tool.name);

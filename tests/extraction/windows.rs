@@ -108,7 +108,10 @@ fn every_call_offers_the_same_tools_system_and_document_and_names_its_window_aft
             Part::Window(_) => assert_eq!(windows_named(prompt).len(), 1, "{}", blocks[task_at].text),
             Part::Whole => {
                 assert!(prompt.asks_for_patch());
-                assert!(windows_named(prompt).len() > 1, "the whole's task gives each window's count and sum");
+                assert!(
+                    windows_named(prompt).len() > 1,
+                    "the whole's task gives each window's count and sum"
+                );
                 assert!(blocks[task_at].text.contains("`amount` sums to"), "{}", blocks[task_at].text);
             }
         }
@@ -201,7 +204,8 @@ fn an_answer_cut_by_the_output_limit_splits_its_window_in_two() {
     assert_eq!(parts, [window(1), window(3), window(4), window(2), window(5), window(6)], "{parts:?}");
     assert!(valid.failed_attempts().is_empty(), "a cut answer is no failed attempt");
     assert_eq!(valid.attempts(), 6, "but it is a call");
-    let halves: Vec<String> = inner.prompts()[1..3].iter().map(|p| p.windowed.as_ref().unwrap().task.clone()).collect();
+    let halves: Vec<String> =
+        inner.prompts()[1..3].iter().map(|p| p.windowed.as_ref().unwrap().task.clone()).collect();
     assert!(halves[0].contains("pages 1 to"), "{}", halves[0]);
     assert!(halves[1].contains("to 6"), "{}", halves[1]);
 }
@@ -246,8 +250,16 @@ fn a_windows_own_violation_is_corrected_in_that_window_at_the_answers_own_index(
     let window_2 = Part::Window(2.try_into().unwrap());
     assert_eq!(prompts.iter().map(Prompt::part).collect::<Vec<_>>()[1..], [window_2, window_2]);
     let correction = prompts[2].correction.as_ref().unwrap();
-    assert!(correction.violations.contains("rows[1].line"), "the answer's own index: {}", correction.violations);
-    assert!(!correction.violations.contains("sum("), "the sum waits for the merge: {}", correction.violations);
+    assert!(
+        correction.violations.contains("rows[1].line"),
+        "the answer's own index: {}",
+        correction.violations
+    );
+    assert!(
+        !correction.violations.contains("sum("),
+        "the sum waits for the merge: {}",
+        correction.violations
+    );
     let failed = &valid.failed_attempts()[0];
     assert_eq!((failed.part, failed.attempt), (Some(window_2), 1));
     assert_eq!(serde_json::to_value(failed).unwrap()["window"], 2);
@@ -261,7 +273,8 @@ fn an_escalation_carries_every_parts_chain_and_the_merged_fields_that_passed() {
     let escalation = outcome.escalation().unwrap_or_else(|| panic!("{outcome:#?}"));
     let packet = serde_json::to_value(escalation).unwrap();
     assert_eq!(packet["reason"], "systematic");
-    let windows: Vec<&Value> = packet["error_chain"].as_array().unwrap().iter().map(|e| &e["window"]).collect();
+    let windows: Vec<&Value> =
+        packet["error_chain"].as_array().unwrap().iter().map(|e| &e["window"]).collect();
     assert_eq!(windows, [&json!(2), &json!(2)]);
     assert_eq!(escalation.attempts(), 2, "the failed attempts; window 1's call passed");
     assert_eq!(escalation.partial.held.get("total"), Some(&json!(3.0)), "{:?}", escalation.partial);
@@ -281,8 +294,10 @@ fn settings_windows_cannot_take_are_configuration_errors_that_say_so() {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Configuration);
     assert!(error.to_string().contains("per_window"), "{error}");
-    let error =
-        Extractor::new(model.clone()).windows(Windows::pages(0)).extract_blocking::<Ledger>(LEDGER).unwrap_err();
+    let error = Extractor::new(model.clone())
+        .windows(Windows::pages(0))
+        .extract_blocking::<Ledger>(LEDGER)
+        .unwrap_err();
     assert!(error.to_string().contains("pages(0)"), "{error}");
     assert!(model.prompts().is_empty(), "no call was made");
     let streamed: Vec<_> =

@@ -20,7 +20,9 @@ pub mod windows;
 pub use outcome::{Escalation, FailedAttempt, Outcome, Partial, Reason, Validated};
 pub use patch::{Corrections, PATCH_TOOL, apply_patch, patch_tool};
 pub use policy::{Next, Run};
-pub use prompt::{Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, SYSTEM_INSTRUCTIONS, Windowed};
+pub use prompt::{
+    Block, BlockKind, Correction, FEEDBACK_PER_FINGERPRINT, Prompt, SYSTEM_INSTRUCTIONS, Windowed,
+};
 pub use prompt::{answer_as_json, answer_through_tool, system_answering_through_tool};
 pub use retries::{Retries, RetriesError};
 pub use review::review;

@@ -15,7 +15,7 @@ use super::hint;
 use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use super::patch::{Corrections, PATCH_TOOL, apply_patch, is_patch_input, patch_tool};
 use super::prompt::{Correction, Windowed};
-use super::windowed::{Gathering, Verdict};
+use super::windowed::{Gathering, Judges};
 use super::windows::Windows;
 use crate::cost::Rate;
 use crate::validate::Accepted;
@@ -222,7 +222,13 @@ impl<T> Run<T> {
     /// Starts this run at a patch correction of `base` (its attempt 1 was
     /// no call: the merge of a windowed run), each patched output put in
     /// order by `arrange` before it is judged.
-    pub(super) fn correct_from(&mut self, base: Value, correction: Correction, windowed: Windowed, arrange: Arrange) {
+    pub(super) fn correct_from(
+        &mut self,
+        base: Value,
+        correction: Correction,
+        windowed: Windowed,
+        arrange: Arrange,
+    ) {
         self.base = Some(base);
         self.arrange = Some(arrange);
         self.prompt = Prompt {
@@ -649,8 +655,11 @@ impl<T: Extractable + 'static> Run<T> {
     /// cannot take (`Windows::pages(0)`, a type without a per-window list,
     /// a PDF without a text layer) is the run's [`problem`](Run::problem).
     pub fn windowed(mut self, windows: Windows) -> Run<T> {
-        let lists: Vec<(&'static str, &'static str)> =
-            T::__describe().per_window().into_iter().map(|(field, anchor)| (field.json_name, anchor)).collect();
+        let lists: Vec<(&'static str, &'static str)> = T::__describe()
+            .per_window()
+            .into_iter()
+            .map(|(field, anchor)| (field.json_name, anchor))
+            .collect();
         let problem = match (windows.checked(), self.prompt.document.searchable_text()) {
             (Err(problem), _) => Some(problem),
             _ if lists.is_empty() => Some(format!(
@@ -671,10 +680,12 @@ impl<T: Extractable + 'static> Run<T> {
         }
         let text = self.document_text().to_string();
         let windows = windows.split(&text).into();
-        let whole: WholeValidator<T> = crate::validate::validate_document::<T>;
-        let verdict: Verdict = |output, document| crate::validate::validate_document::<T>(output, document).map(drop);
-        let boxed: fn() -> Box<Validator<T>> = || Box::new(crate::validate::validate_document::<T>);
-        self.gathering = Some(Box::new(Gathering::start(&self, lists, &text, windows, whole, verdict, boxed)));
+        let judges = Judges {
+            whole: crate::validate::validate_document::<T>,
+            verdict: |output, document| crate::validate::validate_document::<T>(output, document).map(drop),
+            boxed: || Box::new(crate::validate::validate_document::<T>),
+        };
+        self.gathering = Some(Box::new(Gathering::start(&self, lists, &text, windows, judges)));
         self
     }
 }

@@ -25,21 +25,35 @@ use super::patch::patch_tool;
 use super::policy::{Next, Run, Validator, WholeValidator};
 use super::prompt::{Correction, Windowed};
 use super::windows::{Owner, Part, Window, anchor_positions, merge, owners};
-use crate::vocabulary::pages::Pages;
 use crate::validate::check::QuoteIndex;
 use crate::validate::syntax;
+use crate::vocabulary::pages::Pages;
 use crate::{
     Code, Corrections, Document, FieldPath, Layer, Outcome, Prompt, Reply, ReplyContent, Segment, Source,
     Tool, Truncation, Violation, Violations,
 };
 
+/// The items of one list a window owns, each with the byte its anchor's
+/// quote starts at, in answer order.
+type Owned = Vec<(usize, Value)>;
+
 /// What one window's answer gives: window 1's other fields, and for each
-/// per-window list the items this window owns, each with the byte its
-/// anchor's quote starts at.
+/// per-window list the items this window owns.
 #[derive(Debug, Clone)]
 pub(super) struct WindowAnswer {
     fields: Option<Map<String, Value>>,
-    lists: Vec<Vec<(usize, Value)>>,
+    lists: Vec<Owned>,
+}
+
+/// A derived type's validation of an output, for its verdict alone.
+pub(super) type Verdict = fn(&Value, &Document) -> Result<(), Violations>;
+
+/// The type's validation, in the three forms a windowed run needs it: the
+/// merge's (the value), a window answer's (the verdict), the whole's run's.
+pub(super) struct Judges<T> {
+    pub whole: WholeValidator<T>,
+    pub verdict: Verdict,
+    pub boxed: fn() -> Box<Validator<T>>,
 }
 
 /// The part being asked now.
@@ -58,12 +72,8 @@ pub(super) struct Gathering<T> {
     index: Arc<QuoteIndex>,
     /// The tools every call offers: the type's, then `patch_output`.
     tools: Vec<Tool>,
-    /// Validates the merged output as the type.
-    whole: WholeValidator<T>,
-    /// The same validation, for its verdict alone (a window's answer).
-    verdict: Verdict,
-    /// The same validation, as the whole's run takes it.
-    boxed: fn() -> Box<Validator<T>>,
+    /// The type's validation.
+    judges: Judges<T>,
     /// The windows still to ask, in document order.
     queue: VecDeque<Window>,
     /// The number the next window made by cutting one in two gets.
@@ -71,7 +81,7 @@ pub(super) struct Gathering<T> {
     /// Window 1's fields besides the lists, once it is valid.
     fields: Option<Map<String, Value>>,
     /// The windows answered, each with its lists' owned items.
-    gathered: Vec<(Window, Vec<Vec<(usize, Value)>>)>,
+    gathered: Vec<(Window, Vec<Owned>)>,
     current: Current<T>,
     /// The failed attempts of the parts finished, tagged with their part.
     finished_chain: Vec<FailedAttempt>,
@@ -85,9 +95,7 @@ impl<T> Gathering<T> {
         lists: Vec<(&'static str, &'static str)>,
         text: &str,
         mut windows: VecDeque<Window>,
-        whole: WholeValidator<T>,
-        verdict: Verdict,
-        boxed: fn() -> Box<Validator<T>>,
+        judges: Judges<T>,
     ) -> Gathering<T> {
         let first = windows.pop_front().expect("a text has at least one window");
         let next_number = u32::try_from(windows.len() + 2).unwrap_or(u32::MAX);
@@ -95,9 +103,7 @@ impl<T> Gathering<T> {
             lists,
             index: Arc::new(QuoteIndex::new(text)),
             tools: vec![parent.tool().clone(), patch_tool()],
-            whole,
-            verdict,
-            boxed,
+            judges,
             queue: windows,
             next_number,
             fields: None,
@@ -137,10 +143,10 @@ impl<T> Gathering<T> {
             index: self.index.clone(),
             window: window.clone(),
             known: self.fields.clone(),
-            verdict: self.verdict,
+            verdict: self.judges.verdict,
         };
-        let mut run =
-            parent.child(parent.tool().clone(), Box::new(move |input, document| judge.judge(input, document)));
+        let mut run = parent
+            .child(parent.tool().clone(), Box::new(move |input, document| judge.judge(input, document)));
         let task = self.window_task(parent.tool(), &window);
         run.set_windowed(Windowed { part: window.part(), tools: self.tools.clone(), task });
         Current::Window(window, Box::new(run))
@@ -171,9 +177,8 @@ impl<T> Gathering<T> {
 
     /// The whole's task: what each window gave, so the model can find a gap.
     fn whole_task(&self) -> String {
-        let mut lines = vec![
-            "The lists were gathered window by window; the merged output holds, by window:".to_string(),
-        ];
+        let mut lines =
+            vec!["The lists were gathered window by window; the merged output holds, by window:".to_string()];
         for (window, lists) in &self.gathered {
             let counts: Vec<String> = self
                 .lists
@@ -209,14 +214,17 @@ impl<T> Run<T> {
     pub(super) fn on_gathered_reply(&mut self, mut gathering: Box<Gathering<T>>, reply: Reply) -> Next<T> {
         let next = match &mut gathering.current {
             Current::Window(window, run) => {
-                let cut = matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
-                    .then(|| window.halves(&self.document_text(), gathering.next_number))
-                    .flatten();
+                let cut =
+                    matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
+                        .then(|| window.halves(self.document_text(), gathering.next_number))
+                        .flatten();
                 if let Some((head, tail)) = cut {
                     // An answer longer than the output limit: the window is
                     // asked again in two halves, never escalated as truncated.
                     let part = window.part();
-                    gathering.finished_chain.extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+                    gathering
+                        .finished_chain
+                        .extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
                     gathering.next_number += 2;
                     gathering.queue.push_front(tail);
                     gathering.current = gathering.window_run(self, head);
@@ -287,7 +295,7 @@ impl<T> Run<T> {
             return None;
         }
         let merged = gathering.merged();
-        let violations = match (gathering.whole)(&merged, self.document()) {
+        let violations = match (gathering.judges.whole)(&merged, self.document()) {
             Ok((value, sources)) => return Some(self.valid_parts(gathering, value, &merged, sources)),
             Err(violations) => violations,
         };
@@ -295,7 +303,8 @@ impl<T> Run<T> {
         // its first call a correction (the merge was its attempt 1).
         let lists = gathering.lists.clone();
         let arrange = move |output: &mut Value, text: Option<&str>| arrange_by_anchor(&lists, output, text);
-        let mut run = self.child(self.tool().clone(), (gathering.boxed)()).corrections(Corrections::Patch);
+        let mut run =
+            self.child(self.tool().clone(), (gathering.judges.boxed)()).corrections(Corrections::Patch);
         run.correct_from(
             merged.clone(),
             Correction::patch(syntax::compact(&merged), &violations),
@@ -355,9 +364,6 @@ struct WindowJudge {
     verdict: Verdict,
 }
 
-/// A derived type's validation of an output, for its verdict alone.
-pub(super) type Verdict = fn(&Value, &Document) -> Result<(), Violations>;
-
 impl WindowJudge {
     /// The answer, its lists reduced to the items this window owns (and
     /// those whose anchor is nowhere, which fail their quote), validated
@@ -365,7 +371,11 @@ impl WindowJudge {
     /// violations kept when they are this window's: its items' own, window
     /// 1's other fields', the answer's syntax and the lists' shape. Checks
     /// that read a list as a whole, and its keywords, wait for the merge.
-    fn judge(&self, input: &Value, document: &Document) -> Result<(WindowAnswer, Option<Vec<crate::Source>>), Violations> {
+    fn judge(
+        &self,
+        input: &Value,
+        document: &Document,
+    ) -> Result<(WindowAnswer, Option<Vec<crate::Source>>), Violations> {
         let answer = input.as_object().cloned().unwrap_or_default();
         let mut candidate = match &self.known {
             Some(known) => known.clone(),
@@ -405,11 +415,9 @@ impl WindowJudge {
         }
         let violations = match (self.verdict)(&Value::Object(candidate), document) {
             Ok(_) => Vec::new(),
-            Err(violations) => violations
-                .into_vec()
-                .into_iter()
-                .filter_map(|violation| self.own(violation, &kept))
-                .collect(),
+            Err(violations) => {
+                violations.into_vec().into_iter().filter_map(|violation| self.own(violation, &kept)).collect()
+            }
         };
         if let Some(violations) = Violations::new(violations) {
             return Err(violations);
@@ -432,10 +440,7 @@ impl WindowJudge {
         if violation.layer == Layer::Syntax {
             return Some(violation);
         }
-        let list_of = |path: &FieldPath| match path.segments().first() {
-            Some(Segment::Key(key)) => self.lists.iter().position(|(list, _)| *list == key.as_ref()),
-            _ => None,
-        };
+        let list_of = |path: &FieldPath| list_of(&self.lists, path);
         let mut in_lists = false;
         for path in violation.fields.iter().chain(std::iter::once(&violation.path)) {
             if path.is_root() {
@@ -458,19 +463,31 @@ impl WindowJudge {
         if !in_lists && self.known.is_some() {
             return None;
         }
-        let to_answer = |path: &FieldPath| -> FieldPath {
-            let Some(list) = list_of(path) else { return path.clone() };
-            let mut segments = path.segments().to_vec();
-            if let Some(Segment::Index(i)) = segments.get_mut(1)
-                && let Some(original) = kept[list].get(*i)
-            {
-                *i = *original;
-            }
-            FieldPath::from_segments(segments)
-        };
-        violation.path = to_answer(&violation.path);
-        violation.fields = violation.fields.iter().map(to_answer).collect();
+        violation.path = self.in_answer(&violation.path, kept);
+        violation.fields = violation.fields.iter().map(|path| self.in_answer(path, kept)).collect();
         Some(violation)
+    }
+
+    /// `path`, pointing at the answer's own item where it points into a
+    /// list reduced to the items the window kept (`kept`: the answer's
+    /// index of each, by list).
+    fn in_answer(&self, path: &FieldPath, kept: &[Vec<usize>]) -> FieldPath {
+        let Some(list) = list_of(&self.lists, path) else { return path.clone() };
+        let mut segments = path.segments().to_vec();
+        if let Some(Segment::Index(i)) = segments.get_mut(1)
+            && let Some(original) = kept[list].get(*i)
+        {
+            *i = *original;
+        }
+        FieldPath::from_segments(segments)
+    }
+}
+
+/// Which of `lists` `path` starts in, if one.
+fn list_of(lists: &[(&'static str, &'static str)], path: &FieldPath) -> Option<usize> {
+    match path.segments().first() {
+        Some(Segment::Key(key)) => lists.iter().position(|(list, _)| *list == key.as_ref()),
+        _ => None,
     }
 }
 
