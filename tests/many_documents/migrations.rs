@@ -78,10 +78,15 @@ async fn a_journal_of_format_2_migrates_and_reads_back_whole() {
 
     // The message batches as they were left: one collected after a resend,
     // one created and not collected, one intent without an id.
-    let mut engine =
-        Engine::open(vec![fixture_run::batched()], Some(&Journal::sqlite(&path)), &Receipt::tool(), None)
-            .await
-            .unwrap();
+    let mut engine = Engine::open(
+        vec![fixture_run::batched()],
+        Some(&Journal::sqlite(&path)),
+        &Receipt::tool(),
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     let ledger = engine.batches();
     assert_eq!(ledger.open, [("msgbatch_fixture_2".to_string(), vec![("batched".to_string(), 1)])]);
     assert_eq!(ledger.intents.len(), 1);
