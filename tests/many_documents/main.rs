@@ -18,3 +18,4 @@ mod migrations;
 #[cfg(feature = "anthropic")]
 mod pacing;
 mod reviews;
+mod windows;
