@@ -94,11 +94,8 @@ fn keys(path: &Path) -> Vec<(String, i64, i64, i64)> {
 
 /// The key of the call `prompt` asks, as the journal stores it.
 fn key_of(prompt: &Prompt) -> (String, i64, i64, i64) {
-    let part = format!("{:?}", prompt.part());
-    let part = match part.as_str() {
-        "Whole" => 0,
-        window => window.trim_start_matches("Window(").trim_end_matches(')').parse().unwrap(),
-    };
+    // The journal stores the whole as part 0, a window as its number.
+    let part = prompt.part().window().map_or(0, i64::from);
     (prompt.document.id().into_owned(), part, 0, i64::from(prompt.attempt))
 }
 
