@@ -276,7 +276,8 @@ fn an_escalation_carries_every_parts_chain_and_the_merged_fields_that_passed() {
     let windows: Vec<&Value> =
         packet["error_chain"].as_array().unwrap().iter().map(|e| &e["window"]).collect();
     assert_eq!(windows, [&json!(2), &json!(2)]);
-    assert_eq!(escalation.attempts(), 2, "the failed attempts; window 1's call passed");
+    assert_eq!(escalation.attempts(), 3, "every call: window 1's passed, window 2's two failed");
+    assert_eq!(outcome.attempts(), 3);
     assert_eq!(escalation.partial.held.get("total"), Some(&json!(3.0)), "{:?}", escalation.partial);
 }
 

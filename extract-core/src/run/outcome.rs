@@ -198,7 +198,7 @@ impl<T> Outcome<T> {
         let cost = |later: Option<f64>| later.zip(earlier.cost).map(|(a, b)| a + b);
         match self {
             Outcome::Valid(mut v) => {
-                let mut usage: Vec<Usage> = earlier.error_chain.iter().map(|a| a.usage).collect();
+                let mut usage: Vec<Usage> = earlier.calls();
                 usage.append(&mut v.attempt_usage);
                 v.attempt_usage = usage;
                 v.attempts = u32::try_from(v.attempt_usage.len()).unwrap_or(u32::MAX);
@@ -209,6 +209,11 @@ impl<T> Outcome<T> {
                 Outcome::Valid(v)
             }
             Outcome::Escalated(mut e) => {
+                if !e.call_usage.is_empty() || !earlier.call_usage.is_empty() {
+                    let mut calls = earlier.calls();
+                    calls.append(&mut e.calls());
+                    e.call_usage = calls;
+                }
                 let mut chain = earlier.error_chain.clone();
                 chain.append(&mut e.error_chain);
                 e.error_chain = chain;
@@ -523,6 +528,10 @@ pub struct Escalation {
     pub rung: u32,
     /// What of the last output a reviewer can trust, field by field.
     pub partial: Partial,
+    /// The tokens of each model call the run made, where the run knows
+    /// them (a windowed run's calls include its windows' valid answers,
+    /// which are in no chain entry); empty: one call a chain entry.
+    call_usage: Vec<Usage>,
 }
 
 impl Escalation {
@@ -545,6 +554,22 @@ impl Escalation {
             model: None,
             rung: 0,
             partial,
+            call_usage: Vec::new(),
+        }
+    }
+
+    /// The same escalation, its run's calls having spent `usage` each
+    /// (more calls than failed attempts: a windowed run's).
+    pub(crate) fn with_call_usage(mut self, usage: Vec<Usage>) -> Escalation {
+        self.call_usage = usage;
+        self
+    }
+
+    /// The tokens of each model call, oldest first.
+    fn calls(&self) -> Vec<Usage> {
+        match self.call_usage.is_empty() {
+            true => self.error_chain.iter().map(|a| a.usage).collect(),
+            false => self.call_usage.clone(),
         }
     }
 
@@ -571,8 +596,10 @@ impl Escalation {
     /// The number of model calls the run made.
     pub fn attempts(&self) -> u32 {
         // Every attempt of an escalation failed: one entry each (across the
-        // rungs of a ladder, whose attempts each count from 1).
-        u32::try_from(self.error_chain.len()).unwrap_or(u32::MAX)
+        // rungs of a ladder, whose attempts each count from 1), unless the
+        // run counted its calls (a windowed run's valid windows are calls too).
+        let calls = self.call_usage.len().max(self.error_chain.len());
+        u32::try_from(calls).unwrap_or(u32::MAX)
     }
 
     /// The violations of the last attempt.

@@ -346,6 +346,7 @@ impl<T> Run<T> {
         let chain = gathering.finished_chain.clone();
         let usage = self.spent();
         let escalated = Escalation::new(escalation.reason, chain, last_output, escalation.fix_hint, usage)
+            .with_call_usage(self.attempt_usage().to_vec())
             .with_cost(self.cost())
             .answered_by(self.model_name(), self.rung());
         tracing::info!(target: "extract", reason = escalated.reason.as_str(), "extraction escalated");
