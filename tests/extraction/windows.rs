@@ -210,6 +210,75 @@ fn an_answer_cut_by_the_output_limit_splits_its_window_in_two() {
     assert!(halves[1].contains("to 6"), "{}", halves[1]);
 }
 
+/// The stand-in, counting the calls in flight: each call yields once
+/// before it answers, so the calls a driver sends together are all in
+/// flight at that moment.
+#[derive(Clone)]
+struct Gauge {
+    inner: LongStandIn,
+    state: std::sync::Arc<std::sync::Mutex<(usize, usize, Vec<usize>)>>,
+}
+
+impl Gauge {
+    fn new(inner: LongStandIn) -> Gauge {
+        Gauge { inner, state: Default::default() }
+    }
+
+    /// The most calls in flight at once, and how many were in flight as each call started.
+    fn seen(&self) -> (usize, Vec<usize>) {
+        let state = self.state.lock().unwrap();
+        (state.1, state.2.clone())
+    }
+}
+
+impl Model for Gauge {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            {
+                let mut state = self.state.lock().unwrap();
+                state.0 += 1;
+                state.1 = state.1.max(state.0);
+                let now = state.0;
+                state.2.push(now);
+            }
+            tokio::task::yield_now().await;
+            let reply = self.inner.call(prompt).await;
+            self.state.lock().unwrap().0 -= 1;
+            reply
+        })
+    }
+
+    fn name(&self) -> &str {
+        "gauge"
+    }
+}
+
+#[test]
+fn windows_after_the_first_are_asked_in_waves_of_at_once() {
+    let document = long_document("statement-40");
+    for (windows, most) in
+        [(Windows::pages(3), 4), (Windows::pages(3).at_once(6), 6), (Windows::pages(3).at_once(1), 1)]
+    {
+        let inner = LongStandIn::of(Faults::exact(), &document);
+        let gauge = Gauge::new(inner.clone());
+        let outcome = statement(gauge.clone(), &document, windows);
+        let valid = outcome.valid().unwrap_or_else(|| panic!("{outcome:#?}"));
+        assert_merged_exactly(valid, &document);
+        let (seen, at_start) = gauge.seen();
+        assert_eq!(seen, most, "{windows:?}");
+        assert_eq!(at_start[0], 1, "window 1 alone: it writes the cache the others read");
+        // The same calls, in the same order, whatever the number at once.
+        let parts: Vec<Part> = inner.prompts().iter().map(Prompt::part).collect();
+        let expected: Vec<Part> = Windows::pages(3).split(&document.text).iter().map(|w| w.part()).collect();
+        assert_eq!(parts, expected);
+    }
+    let error = Extractor::new(Scripted::new([json!({})]))
+        .windows(Windows::pages(3).at_once(0))
+        .extract_blocking::<Ledger>(LEDGER)
+        .unwrap_err();
+    assert!(error.to_string().contains("at_once(0)"), "{error}");
+}
+
 /// A ledger of rows over pages: the smallest type with a per-window list.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
 #[check(sum(rows.amount) == total)]

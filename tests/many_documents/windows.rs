@@ -69,7 +69,15 @@ impl Model for Slow {
 }
 
 async fn run<M: Model + Clone + 'static>(model: M, pages: u32, path: &Path) -> BulkReport<Statement> {
-    Bulk::new(Extractor::new(model).windows(Windows::pages(pages)))
+    run_by(model, Windows::pages(pages), path).await
+}
+
+async fn run_by<M: Model + Clone + 'static>(
+    model: M,
+    windows: Windows,
+    path: &Path,
+) -> BulkReport<Statement> {
+    Bulk::new(Extractor::new(model).windows(windows))
         .concurrency(2)
         .journal(path)
         .unwrap()
@@ -149,6 +157,54 @@ async fn a_windowed_run_again_asks_nothing_and_another_window_size_asks_again() 
     let by_three = run(back.clone(), 3, &path).await;
     assert_eq!(back.calls(), 0, "the replies of windows of three pages are still the journal's");
     assert_eq!(packets(&by_three), packets(&report));
+}
+
+/// The stand-in, except that window 3's first answer quotes its first
+/// transaction from nowhere: that window is corrected in the wave after
+/// the one it was asked in, so its replies are recorded out of window order.
+#[derive(Clone)]
+struct MisquotesWindow3(LongStandIn);
+
+impl Model for MisquotesWindow3 {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let mut reply = self.0.call(prompt).await?;
+            if prompt.part().window() == Some(3)
+                && prompt.attempt == 1
+                && let extract::model::ReplyContent::ToolCall { input, .. } = &mut reply.content
+            {
+                input["transactions"][0]["description"]["quote"] =
+                    "a line the statement does not have".into();
+            }
+            Ok(reply)
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_recorded_in_waves_replay_by_their_keys_one_window_at_a_time() {
+    let path = invoices::temp_journal("windows", "waves");
+    let first = MisquotesWindow3(stand_in());
+    let report = run_by(first.clone(), Windows::pages(2), &path).await;
+    all_valid(&report);
+    assert_eq!(first.0.calls(), calls_by(2) + 2, "window 3 of each statement asked twice");
+    // Window 3's correction went out with the next wave: recorded after window 4's first call.
+    let recorded = keys(&path);
+    let at = |document: &str, part: i64, attempt: i64| {
+        recorded.iter().position(|k| k.0 == document && k.1 == part && k.3 == attempt).unwrap()
+    };
+    assert!(at("statement-12", 3, 2) > at("statement-12", 4, 1), "{recorded:?}");
+
+    // One window at a time asks window 3's correction before window 4:
+    // the replies recorded in waves answer it by their keys, with no call.
+    let serial = MisquotesWindow3(stand_in());
+    let again = run_by(serial.clone(), Windows::pages(2).at_once(1), &path).await;
+    assert_eq!(serial.0.calls(), 0, "every reply replayed to the call it answered");
+    assert_eq!(packets(&again), packets(&report));
 }
 
 /// The child process of the kill test: a slow windowed run on the journal

@@ -369,6 +369,17 @@ impl<T> Run<T> {
         }
     }
 
+    /// The prompts of the calls to make now, in the order their replies go
+    /// to [`on_reply`](Run::on_reply): one, or in a windowed run a wave of
+    /// windows asked at once (the first is [`prompt`](Run::prompt)). A
+    /// driver may send them together; it hands their replies over in this order.
+    pub fn wave(&self) -> Vec<&Prompt> {
+        match &self.gathering {
+            Some(gathering) => gathering.wave().collect(),
+            None => vec![&self.prompt],
+        }
+    }
+
     /// The 1-based number of the attempt to make now (in a windowed run,
     /// within the current part).
     pub fn attempt(&self) -> u32 {
@@ -679,7 +690,7 @@ impl<T: Extractable + 'static> Run<T> {
             return self;
         }
         let text = self.document_text().to_string();
-        let windows = windows.split(&text).into();
+        let windows = (windows.split(&text).into(), windows.concurrency() as usize);
         let judges = Judges {
             whole: crate::validate::validate_document::<T>,
             verdict: |output, document| crate::validate::validate_document::<T>(output, document).map(drop),

@@ -56,12 +56,19 @@ pub(super) struct Judges<T> {
     pub boxed: fn() -> Box<Validator<T>>,
 }
 
-/// The part being asked now.
-enum Current<T> {
-    Window(Window, Box<Run<WindowAnswer>>),
+/// A window being asked, with its run.
+type Asking = (Window, Box<Run<WindowAnswer>>);
+
+/// The stage a windowed run is at.
+enum Stage<T> {
+    /// Windows asked in waves: the calls of the current wave still
+    /// unanswered (the front answers next), and the windows of the wave
+    /// answered that need another call, for the next wave.
+    Windows { wave: VecDeque<Asking>, again: Vec<Asking> },
+    /// The patch run over the merged output.
     Whole(Box<Run<T>>),
-    /// None: before the first window starts.
-    Starting,
+    /// The run ended.
+    Ended,
 }
 
 /// The state of a windowed run between calls.
@@ -74,70 +81,108 @@ pub(super) struct Gathering<T> {
     tools: Vec<Tool>,
     /// The type's validation.
     judges: Judges<T>,
-    /// The windows still to ask, in document order.
+    /// The windows not asked yet, in document order (a window cut in two
+    /// puts its halves in front).
     queue: VecDeque<Window>,
+    /// How many windows a wave asks at once, after window 1.
+    at_once: usize,
     /// The number the next window made by cutting one in two gets.
     next_number: u32,
     /// Window 1's fields besides the lists, once it is valid.
     fields: Option<Map<String, Value>>,
     /// The windows answered, each with its lists' owned items.
     gathered: Vec<(Window, Vec<Owned>)>,
-    current: Current<T>,
+    stage: Stage<T>,
+    /// A window of the current wave that escalated (the first, by wave
+    /// order): the run escalates as it did once the wave is answered.
+    escalated: Option<(Part, Escalation)>,
     /// The failed attempts of the parts finished, tagged with their part.
     finished_chain: Vec<FailedAttempt>,
 }
 
 impl<T> Gathering<T> {
-    /// The gathering of `windows` (at least one) over `lists`, its calls
-    /// offering `tools`; the first window's run made by `parent`.
+    /// The gathering of `windows` (at least one; asked `at_once` at a time
+    /// after the first) over `lists`, its calls offering `tools`; the first
+    /// window's run made by `parent`.
     pub(super) fn start(
         parent: &Run<T>,
         lists: Vec<(&'static str, &'static str)>,
         text: &str,
-        mut windows: VecDeque<Window>,
+        windows: (VecDeque<Window>, usize),
         judges: Judges<T>,
     ) -> Gathering<T> {
-        let first = windows.pop_front().expect("a text has at least one window");
-        let next_number = u32::try_from(windows.len() + 2).unwrap_or(u32::MAX);
+        let (queue, at_once) = windows;
+        let next_number = u32::try_from(queue.len() + 1).unwrap_or(u32::MAX);
         let mut gathering = Gathering {
             lists,
             index: Arc::new(QuoteIndex::new(text)),
             tools: vec![parent.tool().clone(), patch_tool()],
             judges,
-            queue: windows,
+            queue,
+            at_once: at_once.max(1),
             next_number,
             fields: None,
             gathered: Vec::new(),
-            current: Current::Starting,
+            stage: Stage::Ended,
+            escalated: None,
             finished_chain: Vec::new(),
         };
-        gathering.current = gathering.window_run(parent, first);
+        let wave = gathering.next_wave(parent, Vec::new());
+        gathering.stage = Stage::Windows { wave, again: Vec::new() };
         gathering
     }
 
-    /// The prompt of the call to make now.
+    /// The prompt of the call whose reply comes next.
     pub(super) fn prompt(&self) -> &Prompt {
-        match &self.current {
-            Current::Window(_, run) => run.prompt(),
-            Current::Whole(run) => run.prompt(),
-            Current::Starting => unreachable!("a gathering starts with its first window"),
-        }
+        self.wave().next().expect("a gathering that has not ended has a call to make")
+    }
+
+    /// The prompts of the calls to make now, in the order their replies
+    /// are taken: the current wave's unanswered calls (several windows at
+    /// once), or the whole's one call.
+    pub(super) fn wave(&self) -> impl Iterator<Item = &Prompt> {
+        let (windows, whole) = match &self.stage {
+            Stage::Windows { wave, .. } => (Some(wave.iter().map(|(_, run)| run.prompt())), None),
+            Stage::Whole(run) => (None, Some(run.prompt())),
+            Stage::Ended => (None, None),
+        };
+        windows.into_iter().flatten().chain(whole)
     }
 
     /// Every failed attempt so far, each tagged with its part.
     pub(super) fn chain(&self) -> Vec<FailedAttempt> {
         let mut chain = self.finished_chain.clone();
-        let (part, current) = match &self.current {
-            Current::Window(window, run) => (window.part(), run.failed_attempts()),
-            Current::Whole(run) => (Part::Whole, run.failed_attempts()),
-            Current::Starting => return chain,
-        };
-        chain.extend(current.iter().map(|attempt| attempt.clone().in_part(part)));
+        match &self.stage {
+            Stage::Windows { wave, again } => {
+                for (window, run) in again.iter().chain(wave) {
+                    let part = window.part();
+                    chain.extend(run.failed_attempts().iter().map(|attempt| attempt.clone().in_part(part)));
+                }
+            }
+            Stage::Whole(run) => {
+                chain
+                    .extend(run.failed_attempts().iter().map(|attempt| attempt.clone().in_part(Part::Whole)));
+            }
+            Stage::Ended => {}
+        }
         chain
     }
 
+    /// The next wave: the windows that need another call, then windows not
+    /// asked yet, up to `at_once` (window 1 alone while its fields are not
+    /// known: it writes the cache, and later windows are judged with them).
+    fn next_wave(&mut self, parent: &Run<T>, again: Vec<Asking>) -> VecDeque<Asking> {
+        let room = if self.fields.is_some() { self.at_once } else { 1 };
+        let mut wave: VecDeque<Asking> = again.into();
+        while wave.len() < room {
+            let Some(window) = self.queue.pop_front() else { break };
+            wave.push_back(self.window_run(parent, window));
+        }
+        wave
+    }
+
     /// The window's run: its calls carry the window's task.
-    fn window_run(&self, parent: &Run<T>, window: Window) -> Current<T> {
+    fn window_run(&self, parent: &Run<T>, window: Window) -> Asking {
         let judge = WindowJudge {
             lists: self.lists.clone(),
             index: self.index.clone(),
@@ -149,7 +194,7 @@ impl<T> Gathering<T> {
             .child(parent.tool().clone(), Box::new(move |input, document| judge.judge(input, document)));
         let task = self.window_task(parent.tool(), &window);
         run.set_windowed(Windowed { part: window.part(), tools: self.tools.clone(), task });
-        Current::Window(window, Box::new(run))
+        (window, Box::new(run))
     }
 
     /// A window's task: window 1 answers every field, later windows their lists.
@@ -179,7 +224,9 @@ impl<T> Gathering<T> {
     fn whole_task(&self) -> String {
         let mut lines =
             vec!["The lists were gathered window by window; the merged output holds, by window:".to_string()];
-        for (window, lists) in &self.gathered {
+        let mut gathered: Vec<&(Window, Vec<Owned>)> = self.gathered.iter().collect();
+        gathered.sort_by_key(|(window, _)| window.range.start);
+        for (window, lists) in gathered {
             let counts: Vec<String> = self
                 .lists
                 .iter()
@@ -209,55 +256,26 @@ impl<T> Gathering<T> {
 }
 
 impl<T> Run<T> {
-    /// Takes a reply to a windowed run's current call: the part's run
-    /// judges it; a part that ends moves the run to the next.
+    /// Takes a reply to a windowed run's next call: its part's run judges
+    /// it; once a wave is answered, the next wave starts, or the merge.
     pub(super) fn on_gathered_reply(&mut self, mut gathering: Box<Gathering<T>>, reply: Reply) -> Next<T> {
-        let next = match &mut gathering.current {
-            Current::Window(window, run) => {
-                let cut =
-                    matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
-                        .then(|| window.halves(self.document_text(), gathering.next_number))
-                        .flatten();
-                if let Some((head, tail)) = cut {
-                    // An answer longer than the output limit: the window is
-                    // asked again in two halves, never escalated as truncated.
-                    let part = window.part();
-                    gathering
-                        .finished_chain
-                        .extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
-                    gathering.next_number += 2;
-                    gathering.queue.push_front(tail);
-                    gathering.current = gathering.window_run(self, head);
-                    None
+        let stage = std::mem::replace(&mut gathering.stage, Stage::Ended);
+        let done = match stage {
+            Stage::Windows { mut wave, mut again } => {
+                let (window, run) = wave.pop_front().expect("a wave has a call for each reply");
+                self.window_reply(&mut gathering, window, run, reply, &mut again);
+                if wave.is_empty() {
+                    self.next_stage(&mut gathering, again)
                 } else {
-                    match run.on_reply(reply) {
-                        Next::Call(_) => None,
-                        Next::Done(Outcome::Valid(answer)) => {
-                            let part = window.part();
-                            let window = window.clone();
-                            gathering
-                                .finished_chain
-                                .extend(answer.failed_attempts().iter().map(|a| a.clone().in_part(part)));
-                            let answer = answer.into_inner();
-                            if gathering.fields.is_none() {
-                                gathering.fields = answer.fields;
-                            }
-                            gathering.gathered.push((window, answer.lists));
-                            self.next_part(&mut gathering)
-                        }
-                        Next::Done(Outcome::Escalated(escalation)) => {
-                            let part = window.part();
-                            let last_output = match gathering.fields {
-                                Some(_) => Some(gathering.merged()),
-                                None => escalation.last_output.clone(),
-                            };
-                            Some(self.escalate_parts(&mut gathering, part, escalation, last_output))
-                        }
-                    }
+                    gathering.stage = Stage::Windows { wave, again };
+                    None
                 }
             }
-            Current::Whole(run) => match run.on_reply(reply) {
-                Next::Call(_) => None,
+            Stage::Whole(mut run) => match run.on_reply(reply) {
+                Next::Call(_) => {
+                    gathering.stage = Stage::Whole(run);
+                    None
+                }
                 Next::Done(Outcome::Valid(valid)) => {
                     gathering
                         .finished_chain
@@ -271,10 +289,10 @@ impl<T> Run<T> {
                     Some(self.escalate_parts(&mut gathering, Part::Whole, escalation, last_output))
                 }
             },
-            Current::Starting => unreachable!("a gathering starts with its first window"),
+            Stage::Ended => unreachable!("Run::on_reply was called after the run finished"),
         };
         self.set_chain(gathering.chain());
-        match next {
+        match done {
             Some(done) => {
                 self.finish();
                 done
@@ -287,11 +305,74 @@ impl<T> Run<T> {
         }
     }
 
-    /// After a window ended valid: the next window, or the merge. `Some`
-    /// outcome when the merged output is valid as it is.
-    fn next_part(&self, gathering: &mut Gathering<T>) -> Option<Next<T>> {
-        if let Some(window) = gathering.queue.pop_front() {
-            gathering.current = gathering.window_run(self, window);
+    /// One window's reply: the window cut in two when the answer was cut by
+    /// the output limit, else judged by its run; a window that needs
+    /// another call goes to `again`.
+    fn window_reply(
+        &self,
+        gathering: &mut Gathering<T>,
+        window: Window,
+        mut run: Box<Run<WindowAnswer>>,
+        reply: Reply,
+        again: &mut Vec<Asking>,
+    ) {
+        let part = window.part();
+        let cut = matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
+            .then(|| window.halves(self.document_text(), gathering.next_number))
+            .flatten();
+        if let Some((head, tail)) = cut {
+            // An answer longer than the output limit: the window is asked
+            // again as two halves, never escalated as truncated.
+            gathering.finished_chain.extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+            gathering.next_number += 2;
+            gathering.queue.push_front(tail);
+            gathering.queue.push_front(head);
+            return;
+        }
+        match run.on_reply(reply) {
+            Next::Call(_) => again.push((window, run)),
+            Next::Done(Outcome::Valid(answer)) => {
+                gathering
+                    .finished_chain
+                    .extend(answer.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+                let answer = answer.into_inner();
+                if gathering.fields.is_none() {
+                    gathering.fields = answer.fields;
+                }
+                gathering.gathered.push((window, answer.lists));
+            }
+            Next::Done(Outcome::Escalated(escalation)) => {
+                if gathering.escalated.is_none() {
+                    gathering.escalated = Some((part, escalation));
+                } else {
+                    let chain = escalation.error_chain.iter().map(|a| a.clone().in_part(part));
+                    gathering.finished_chain.extend(chain);
+                }
+            }
+        }
+    }
+
+    /// After a wave: the escalation of a window of it, the next wave, or
+    /// the merge (`Some` outcome when it is valid as it is; else the patch
+    /// run over the whole starts).
+    fn next_stage(&self, gathering: &mut Gathering<T>, again: Vec<Asking>) -> Option<Next<T>> {
+        if let Some((part, escalation)) = gathering.escalated.take() {
+            // The other windows in flight escalate with it: their attempts are in the chain.
+            for (window, run) in &again {
+                let part = window.part();
+                gathering
+                    .finished_chain
+                    .extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
+            }
+            let last_output = match gathering.fields {
+                Some(_) => Some(gathering.merged()),
+                None => escalation.last_output.clone(),
+            };
+            return Some(self.escalate_parts(gathering, part, escalation, last_output));
+        }
+        let wave = gathering.next_wave(self, again);
+        if !wave.is_empty() {
+            gathering.stage = Stage::Windows { wave, again: Vec::new() };
             return None;
         }
         let merged = gathering.merged();
@@ -311,7 +392,7 @@ impl<T> Run<T> {
             Windowed { part: Part::Whole, tools: gathering.tools.clone(), task: gathering.whole_task() },
             Box::new(arrange),
         );
-        gathering.current = Current::Whole(Box::new(run));
+        gathering.stage = Stage::Whole(Box::new(run));
         None
     }
 
@@ -342,7 +423,7 @@ impl<T> Run<T> {
         last_output: Option<Value>,
     ) -> Next<T> {
         gathering.finished_chain.extend(escalation.error_chain.iter().map(|a| a.clone().in_part(part)));
-        gathering.current = Current::Starting;
+        gathering.stage = Stage::Ended;
         let chain = gathering.finished_chain.clone();
         let usage = self.spent();
         let escalated = Escalation::new(escalation.reason, chain, last_output, escalation.fix_hint, usage)

@@ -26,7 +26,11 @@ use crate::vocabulary::pages::Pages;
 pub struct Windows {
     unit: Unit,
     size: u32,
+    at_once: u32,
 }
+
+/// How many windows are asked at once by default, after the first.
+const AT_ONCE: u32 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Unit {
@@ -38,18 +42,37 @@ impl Windows {
     /// Windows of `n` pages of the document's text (split at form feeds;
     /// text without one is one page).
     pub const fn pages(n: u32) -> Windows {
-        Windows { unit: Unit::Pages, size: n }
+        Windows { unit: Unit::Pages, size: n, at_once: AT_ONCE }
     }
 
     /// Windows of `n` lines.
     pub const fn lines(n: u32) -> Windows {
-        Windows { unit: Unit::Lines, size: n }
+        Windows { unit: Unit::Lines, size: n, at_once: AT_ONCE }
     }
 
-    /// `Err` with what is wrong with the setting: a window of nothing.
+    /// The same windows, `n` asked at once (4 by default). Window 1 is
+    /// always asked alone: it writes the prompt cache every later call
+    /// reads, and answers the fields the later windows are judged with.
+    /// The calls of one wave go out together and are judged in window
+    /// order; windows that need a correction are asked again in the next.
+    pub const fn at_once(mut self, n: u32) -> Windows {
+        self.at_once = n;
+        self
+    }
+
+    /// How many windows are asked at once, after window 1.
+    pub const fn concurrency(self) -> u32 {
+        self.at_once
+    }
+
+    /// `Err` with what is wrong with the setting: a window of nothing, or
+    /// no window asked at a time.
     pub fn checked(self) -> Result<Windows, String> {
         if self.size == 0 {
             return Err(format!("{self} is a window of nothing: give at least 1"));
+        }
+        if self.at_once == 0 {
+            return Err(format!("{self} with at_once(0) asks no window at a time: give at least 1"));
         }
         Ok(self)
     }
@@ -121,7 +144,8 @@ impl Windows {
 }
 
 impl fmt::Display for Windows {
-    /// `pages(3)`, `lines(200)`: how a journal keys the setting.
+    /// `pages(3)`, `lines(200)`: how a journal keys the setting (how many
+    /// are asked at once changes no call, so it is not part of the key).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.unit {
             Unit::Pages => write!(f, "pages({})", self.size),

@@ -47,7 +47,8 @@ use crate::journal::{self, Intent, Journal, Recorded, RecordedReply, Store};
 use crate::run::Windows;
 use crate::telemetry as names;
 use crate::{
-    Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Reason, Reply, Run, Tool,
+    Document, Error, Escalation, Extractable, Extractor, Model, Next, Outcome, Prompt, Reason, Reply, Run,
+    Tool,
 };
 use crate::{Usage, Validated, Violations};
 
@@ -273,29 +274,48 @@ impl Engine {
                         None => return Ok(Err(Error::config("a ladder's rung has no model"))),
                     },
                 };
-                let chat = chat_span(model, job.attempt());
-                let started = std::time::Instant::now();
                 job.start();
-                let prompt = job.run().expect("started above").prompt();
-                let called = match &job.streaming {
-                    Some(streaming) => streaming.call(model, prompt).instrument(chat.clone()).await,
-                    None => model.call(prompt).instrument(chat.clone()).await,
+                let run = job.run().expect("started above");
+                // The calls to make now: one, or a windowed run's wave of
+                // windows, sent together and judged in the run's order.
+                let wave: Vec<Prompt> = match &job.streaming {
+                    Some(_) => vec![run.prompt().clone()],
+                    None => run.wave().into_iter().cloned().collect(),
                 };
-                record_call_metrics(model, &called, started.elapsed());
-                let reply = match called {
-                    Ok(reply) => reply,
-                    Err(error) => {
-                        chat.record(names::ERROR_TYPE, error.kind().as_str());
-                        return self.fail(job, error, None).await.map(Err);
+                let calls = wave.iter().map(|prompt| {
+                    let chat = chat_span(model, prompt.attempt);
+                    let started = std::time::Instant::now();
+                    let call = async {
+                        match &job.streaming {
+                            Some(streaming) => streaming.call(model, prompt).await,
+                            None => model.call(prompt).await,
+                        }
+                    };
+                    async move {
+                        let called = call.instrument(chat.clone()).await;
+                        record_call_metrics(model, &called, started.elapsed());
+                        (chat, called)
                     }
-                };
-                record_reply(&chat, &reply);
-                // The reply's `validation` event sits in its call's span.
-                match self.answer(job, reply, None).instrument(chat).await {
-                    Ok(Some(outcome)) => return Ok(Ok(outcome)),
-                    Ok(None) => job.retrying(),
-                    // The journal's own failure stops the run; anything else is this document's.
-                    Err(error) => return self.failure().map_or(Ok(Err(error)), Err),
+                });
+                let answered = futures_util::future::join_all(calls).await;
+                for (chat, called) in answered {
+                    let reply = match called {
+                        Ok(reply) => reply,
+                        Err(error) => {
+                            // The replies after it in the wave are dropped: a
+                            // resumed run asks those calls again.
+                            chat.record(names::ERROR_TYPE, error.kind().as_str());
+                            return self.fail(job, error, None).await.map(Err);
+                        }
+                    };
+                    record_reply(&chat, &reply);
+                    // The reply's `validation` event sits in its call's span.
+                    match self.answer(job, reply, None).instrument(chat).await {
+                        Ok(Some(outcome)) => return Ok(Ok(outcome)),
+                        Ok(None) => job.retrying(),
+                        // The journal's own failure stops the run; anything else is this document's.
+                        Err(error) => return self.failure().map_or(Ok(Err(error)), Err),
+                    }
                 }
             }
         };
@@ -865,18 +885,26 @@ impl<T> Job<T> {
         self.resends = recorded.resends.remove(&self.id).unwrap_or(0);
     }
 
-    /// Replays the recorded replies through the run; `Some` outcome (with
-    /// a reviewer's fix applied) when they end it. The model is not called.
+    /// Replays the recorded replies through the run, each to the call it
+    /// answered (its key: part, rung and attempt), so a windowed run's
+    /// waves replay whatever order their replies were recorded in; `Some`
+    /// outcome (with a reviewer's fix applied) when they end it. The model
+    /// is not called; what is left of the replies answers no call the run
+    /// makes now, and is dropped.
     pub fn replay(&mut self) -> Option<Outcome<T>> {
-        let replies = std::mem::take(&mut self.replay);
-        for recorded in replies {
-            if let Next::Done(outcome) = self.start().on_reply(recorded.reply)
+        let mut replies = std::mem::take(&mut self.replay);
+        loop {
+            let rung = self.rung;
+            let prompt = self.start().prompt();
+            let key = CallKey { part: prompt.part(), rung, attempt: prompt.attempt };
+            let recorded = replies.iter().position(|recorded| recorded.key == key)?;
+            let reply = replies.remove(recorded).expect("found above").reply;
+            if let Next::Done(outcome) = self.start().on_reply(reply)
                 && let Some(settled) = self.settle(outcome)
             {
                 return Some(self.reviewed(settled));
             }
         }
-        None
     }
 
     /// `outcome`, valid with the reviewer's value when a reviewer fixed the
