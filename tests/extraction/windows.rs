@@ -376,3 +376,152 @@ fn settings_windows_cannot_take_are_configuration_errors_that_say_so() {
     assert_eq!(error.kind(), ErrorKind::Configuration);
     assert!(error.to_string().contains("windows"), "{error}");
 }
+
+// ---------------------------------------------------------------------
+// Review (windows-review): failing tests of defects found in review.
+// ---------------------------------------------------------------------
+
+/// Rows without a check over the whole: nothing finds a lost row.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, Extractable)]
+struct Fees {
+    #[extract(per_window)]
+    rows: Vec<Row>,
+}
+
+/// A fee that repeats at the top of page 2, before the page's first line of its own.
+const FEES: &str = "Fees of March\nFee 1.00\nRent 9.00\n\u{c}Fee 1.00\nFood 2.00\n";
+
+#[test]
+fn review_a_repeated_line_at_the_top_of_a_page_is_not_lost() {
+    // Each window answers the rows of the page its instruction names
+    // ("page 1", "page 2"): the fee of page 2 is on page 2.
+    let model = Scripted::new([
+        json!({"rows": [row("Fee 1.00", 1.0), row("Rent 9.00", 9.0)]}),
+        json!({"rows": [row("Fee 1.00", 1.0), row("Food 2.00", 2.0)]}),
+    ]);
+    let outcome =
+        Extractor::new(model.clone()).windows(Windows::pages(1)).extract_blocking::<Fees>(FEES).unwrap();
+    let valid = outcome.valid().unwrap_or_else(|| panic!("{outcome:#?}"));
+    let tasks: Vec<String> =
+        model.prompts().iter().map(|p| p.windowed.as_ref().unwrap().task.clone()).collect();
+    assert_eq!(valid.value().rows.len(), 4, "the second fee is lost; the tasks were {tasks:#?}");
+}
+
+/// A model that answers with `usage` tokens per call, from a script.
+#[derive(Clone)]
+struct Billed {
+    replies: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<Value>>>,
+    usage: extract::Usage,
+}
+
+impl Model for Billed {
+    fn call<'a>(&'a self, _prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let input = self.replies.lock().unwrap().pop_front().expect("a scripted reply");
+            Ok(Reply::tool_call(input).with_usage(self.usage))
+        })
+    }
+
+    fn name(&self) -> &str {
+        "billed"
+    }
+}
+
+#[test]
+fn review_the_token_budget_caps_the_whole_document_not_each_window() {
+    // 400 tokens a call, a budget of 1000 per extraction: after window 1
+    // (400) and window 2's failed attempt (400), another call would spend
+    // 1200. Without windows the run ends `BudgetExhausted` there.
+    let replies = [
+        json!({"total": 3.0, "rows": [row("rent 1", 1.0)]}),
+        json!({"total": 0.0, "rows": [row("fod 2", 2.0)]}),
+        json!({"total": 0.0, "rows": [row("food 2", 2.0)]}),
+    ];
+    let model = Billed {
+        replies: std::sync::Arc::new(std::sync::Mutex::new(replies.into())),
+        usage: extract::Usage::new(400, 0),
+    };
+    let outcome = Extractor::new(model)
+        .token_budget(1000)
+        .windows(Windows::pages(1))
+        .extract_blocking::<Ledger>(LEDGER)
+        .unwrap();
+    assert!(
+        outcome.usage().total() <= 1000 || outcome.escalation().is_some(),
+        "a budget of 1000 tokens per extraction spent {} and ended {}",
+        outcome.usage().total(),
+        if outcome.is_valid() { "valid" } else { "escalated" }
+    );
+}
+
+/// Twelve lines of their own, with no check over the whole.
+const TWELVE: &str =
+    "row 1\nrow 2\nrow 3\nrow 4\nrow 5\nrow 6\nrow 7\nrow 8\nrow 9\nrow 10\nrow 11\nrow 12\n";
+
+/// The window a task names: its first and last line.
+fn named(task: &str) -> (String, String) {
+    let json_string = |text: &str| -> (String, usize) {
+        let mut strings = serde_json::Deserializer::from_str(text).into_iter::<String>();
+        let string = strings.next().unwrap().unwrap();
+        (string, strings.byte_offset())
+    };
+    let after = task.split_once("from the line ").unwrap().1;
+    let (first, used) = json_string(after);
+    let last = json_string(after[used..].split_once("through the line ").unwrap().1).0;
+    (first, last)
+}
+
+/// Answers a window of one line with that line's row; any longer window
+/// is cut by the output limit. Records the window each part named.
+#[derive(Clone, Default)]
+struct OneLineAnswers {
+    asked: std::sync::Arc<std::sync::Mutex<Vec<(Part, (String, String))>>>,
+}
+
+impl Model for OneLineAnswers {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let windowed = prompt.windowed.as_ref().expect("a windowed call");
+            let (first, last) = named(&windowed.task);
+            self.asked.lock().unwrap().push((prompt.part(), (first.clone(), last.clone())));
+            Ok(if first == last {
+                Reply::tool_call(json!({"rows": [row(&first, 1.0)]}))
+            } else {
+                Reply::truncated()
+            })
+        })
+    }
+
+    fn name(&self) -> &str {
+        "one-line-answers"
+    }
+}
+
+#[test]
+fn review_a_windows_number_names_the_same_window_whatever_at_once_says() {
+    // The journal keys a reply by its part (the window's number) under the
+    // windows setting, which leaves `at_once` out ("changes no call"), and
+    // replays by key. The halves of cut windows are numbered in the order
+    // they are cut, which depends on how many windows a wave asks.
+    let mut asked = Vec::new();
+    for at_once in [1, 4] {
+        let model = OneLineAnswers::default();
+        let outcome = Extractor::new(model.clone())
+            .windows(Windows::lines(4).at_once(at_once))
+            .extract_blocking::<Fees>(TWELVE)
+            .unwrap();
+        let valid = outcome.valid().unwrap_or_else(|| panic!("{outcome:#?}"));
+        assert_eq!(valid.value().rows.len(), 12);
+        let by_part: std::collections::BTreeMap<Part, (String, String)> =
+            model.asked.lock().unwrap().iter().cloned().collect();
+        asked.push(by_part);
+    }
+    let differing: Vec<_> = asked[0]
+        .iter()
+        .filter_map(|(part, window)| {
+            let other = asked[1].get(part)?;
+            (other != window).then(|| (*part, window.clone(), other.clone()))
+        })
+        .collect();
+    assert!(differing.is_empty(), "a window's number names another window under at_once(4): {differing:#?}");
+}

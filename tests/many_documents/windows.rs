@@ -290,3 +290,84 @@ fn values(report: &BulkReport<Statement>) -> Vec<(String, String, u32)> {
         })
         .collect()
 }
+
+// ---------------------------------------------------------------------
+// Review (windows-review): a journal written with one `at_once` replayed
+// with another. The journal's key leaves `at_once` out ("changes no
+// call"), but the halves of cut windows are numbered in the order they are
+// cut, which depends on the waves: window 12 is another window.
+// ---------------------------------------------------------------------
+
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+struct Fees {
+    #[extract(per_window)]
+    rows: Vec<FeeRow>,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema, extract::Extractable)]
+struct FeeRow {
+    line: extract::Sourced<String>,
+    amount: f64,
+}
+
+const TWELVE: &str =
+    "row 1\nrow 2\nrow 3\nrow 4\nrow 5\nrow 6\nrow 7\nrow 8\nrow 9\nrow 10\nrow 11\nrow 12\n";
+
+/// Answers a window of one line with that line's row; a longer window is
+/// cut by the output limit.
+#[derive(Clone, Default)]
+struct OneLineAnswers {
+    calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Model for OneLineAnswers {
+    fn call<'a>(&'a self, prompt: &'a Prompt) -> ModelFuture<'a> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let task = &prompt.windowed.as_ref().expect("a windowed call").task;
+            let json_string = |text: &str| -> (String, usize) {
+                let mut strings = serde_json::Deserializer::from_str(text).into_iter::<String>();
+                let string = strings.next().unwrap().unwrap();
+                (string, strings.byte_offset())
+            };
+            let after = task.split_once("from the line ").unwrap().1;
+            let (first, used) = json_string(after);
+            let last = json_string(after[used..].split_once("through the line ").unwrap().1).0;
+            let row = serde_json::json!({"line": {"value": first, "quote": first}, "amount": 1.0});
+            Ok(if first == last {
+                extract::model::Reply::tool_call(serde_json::json!({"rows": [row]}))
+            } else {
+                extract::model::Reply::truncated()
+            })
+        })
+    }
+
+    fn name(&self) -> &str {
+        "one-line-answers"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_a_journal_written_in_waves_of_4_replays_the_same_outcome_one_window_at_a_time() {
+    let path = invoices::temp_journal("windows", "review-at-once");
+    let run = |at_once: u32, model: OneLineAnswers| {
+        let path = path.clone();
+        async move {
+            Bulk::new(Extractor::new(model).windows(Windows::lines(4).at_once(at_once)))
+                .journal(&path)
+                .unwrap()
+                .run::<Fees>(vec![Document::text(TWELVE).with_id("twelve")])
+                .await
+                .unwrap()
+        }
+    };
+    let first = run(4, OneLineAnswers::default()).await;
+    let outcome = &first.outcomes["twelve"];
+    assert_eq!(outcome.valid().expect("valid").value().rows.len(), 12);
+    let model = OneLineAnswers::default();
+    let again = run(1, model.clone()).await;
+    assert!(again.failed.is_empty(), "{:?}", again.failed);
+    let outcome = &again.outcomes["twelve"];
+    let valid = outcome.valid().unwrap_or_else(|| panic!("replayed to other windows: {outcome:#?}"));
+    assert_eq!(valid.value().rows.len(), 12);
+}

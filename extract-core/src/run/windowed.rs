@@ -635,3 +635,29 @@ fn numeric_sums<'a>(items: impl Iterator<Item = &'a Value>) -> Vec<(String, f64)
     // Rounded to a millionth: float sums print no noise digits.
     sums.into_iter().map(|(key, sum)| (key, (sum * 1e6).round() / 1e6)).collect()
 }
+
+#[cfg(test)]
+mod review_tests {
+    use super::*;
+    use serde_json::json;
+
+    // Review (windows-review): `place_anchors` moves an anchor's span to
+    // where the merge placed it but keeps the length of the quote's first
+    // occurrence; where two occurrences differ in whitespace (the match is
+    // whitespace-normalised), the span no longer covers the quote, against
+    // `Source::span`'s promise that `&text[span]` is the quoted passage.
+    #[test]
+    fn review_a_placed_anchor_spans_its_own_occurrence() {
+        let text = "Fee    1.00\nRent 9.00\n\u{c}Fee 1.00\nEnd\n";
+        let index = QuoteIndex::new(text);
+        let line = |quote: &str| json!({"line": {"value": quote, "quote": quote}});
+        let output = json!({"rows": [line("Fee 1.00"), line("Rent 9.00"), line("Fee 1.00")]});
+        let path = |i: usize| FieldPath::root().key("rows").index(i).key("line");
+        let mut sources: Vec<Source> =
+            (0..3).map(|i| Source::new(path(i), "Fee 1.00", Some(0..11))).collect();
+        place_anchors(&[("rows", "line")], &output, &index, text, &mut sources);
+        let span = sources[2].span.clone().unwrap();
+        assert_eq!(sources[2].page, Some(2));
+        assert_eq!(text.get(span.clone()), Some("Fee 1.00"), "span {span:?} of the second fee");
+    }
+}
