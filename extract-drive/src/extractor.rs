@@ -344,10 +344,18 @@ impl<M: Model> Extractor<M> {
         T: Send,
         V: Fn(&Value, &str) -> Result<T, Violations> + Send + Sync + 'static,
     {
+        if let Some(windows) = self.windows {
+            return Err(Error::config(format!(
+                "windows ({windows}) gather a derived type's #[extract(per_window)] lists, and extract_with takes \
+                 a validator of your own: use extract, or an extractor without `windows`"
+            )));
+        }
         self.drive(self.configure(Run::new(tool, document, self.retries, validator))).await
     }
 
-    /// Drives a prepared [`Run`] to its outcome against the model.
+    /// Drives a prepared [`Run`] to its outcome against the model, as it
+    /// was built: the extractor's [`windows`](Extractor::windows) are not
+    /// applied (call [`Run::windowed`] on a run of a derived type).
     pub async fn run<T: Send>(&self, run: Run<T>) -> Result<Outcome<T>, Error> {
         self.drive(run).await
     }

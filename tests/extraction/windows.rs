@@ -200,8 +200,9 @@ fn an_answer_cut_by_the_output_limit_splits_its_window_in_two() {
     assert_merged_exactly(valid, &document);
     let parts: Vec<Part> = inner.prompts().iter().map(Prompt::part).collect();
     let window = |n: u32| Part::Window(n.try_into().unwrap());
-    // Windows 1 and 2 are cut; each is asked again as two halves, numbered after them.
-    assert_eq!(parts, [window(1), window(3), window(4), window(2), window(5), window(6)], "{parts:?}");
+    // Windows 1 and 2 are cut; each is asked again as two halves, numbered
+    // by the window they halve (1: 3 and 5; 2: 4 and 6), window 1's head alone.
+    assert_eq!(parts, [window(1), window(3), window(5), window(2), window(4), window(6)], "{parts:?}");
     assert!(valid.failed_attempts().is_empty(), "a cut answer is no failed attempt");
     assert_eq!(valid.attempts(), 6, "but it is a call");
     let halves: Vec<String> =
@@ -378,7 +379,7 @@ fn settings_windows_cannot_take_are_configuration_errors_that_say_so() {
 }
 
 // ---------------------------------------------------------------------
-// Review (windows-review): failing tests of defects found in review.
+// failing tests of defects found in review.
 // ---------------------------------------------------------------------
 
 /// Rows without a check over the whole: nothing finds a lost row.
@@ -392,11 +393,12 @@ struct Fees {
 const FEES: &str = "Fees of March\nFee 1.00\nRent 9.00\n\u{c}Fee 1.00\nFood 2.00\n";
 
 #[test]
-fn review_a_repeated_line_at_the_top_of_a_page_is_not_lost() {
-    // Each window answers the rows of the page its instruction names
-    // ("page 1", "page 2"): the fee of page 2 is on page 2.
+fn a_repeated_line_at_the_top_of_a_page_is_not_lost() {
+    // Window 1 is told it ends where window 2 starts ("Food 2.00"), so it
+    // answers the fee atop page 2 too; window 2 answers its page, that fee
+    // included (a stray: window 1 owns it).
     let model = Scripted::new([
-        json!({"rows": [row("Fee 1.00", 1.0), row("Rent 9.00", 9.0)]}),
+        json!({"rows": [row("Fee 1.00", 1.0), row("Rent 9.00", 9.0), row("Fee 1.00", 1.0)]}),
         json!({"rows": [row("Fee 1.00", 1.0), row("Food 2.00", 2.0)]}),
     ]);
     let outcome =
@@ -404,7 +406,10 @@ fn review_a_repeated_line_at_the_top_of_a_page_is_not_lost() {
     let valid = outcome.valid().unwrap_or_else(|| panic!("{outcome:#?}"));
     let tasks: Vec<String> =
         model.prompts().iter().map(|p| p.windowed.as_ref().unwrap().task.clone()).collect();
-    assert_eq!(valid.value().rows.len(), 4, "the second fee is lost; the tasks were {tasks:#?}");
+    assert!(tasks[0].contains(r#"up to, not including, the line "Food 2.00""#), "{}", tasks[0]);
+    assert_eq!(valid.value().rows.len(), 4, "each fee once; the tasks were {tasks:#?}");
+    let pages: Vec<Option<u32>> = valid.sources().iter().map(|s| s.page).collect();
+    assert_eq!(pages, [Some(1), Some(1), Some(2), Some(2)], "each fee on its own page");
 }
 
 /// A model that answers with `usage` tokens per call, from a script.
@@ -428,7 +433,7 @@ impl Model for Billed {
 }
 
 #[test]
-fn review_the_token_budget_caps_the_whole_document_not_each_window() {
+fn the_token_budget_caps_the_whole_document_not_each_window() {
     // 400 tokens a call, a budget of 1000 per extraction: after window 1
     // (400) and window 2's failed attempt (400), another call would spend
     // 1200. Without windows the run ends `BudgetExhausted` there.
@@ -471,11 +476,14 @@ fn named(task: &str) -> (String, String) {
     (first, last)
 }
 
+/// The window each part named: its first and last line.
+type Asked = Vec<(Part, (String, String))>;
+
 /// Answers a window of one line with that line's row; any longer window
 /// is cut by the output limit. Records the window each part named.
 #[derive(Clone, Default)]
 struct OneLineAnswers {
-    asked: std::sync::Arc<std::sync::Mutex<Vec<(Part, (String, String))>>>,
+    asked: std::sync::Arc<std::sync::Mutex<Asked>>,
 }
 
 impl Model for OneLineAnswers {
@@ -498,7 +506,7 @@ impl Model for OneLineAnswers {
 }
 
 #[test]
-fn review_a_windows_number_names_the_same_window_whatever_at_once_says() {
+fn a_windows_number_names_the_same_window_whatever_at_once_says() {
     // The journal keys a reply by its part (the window's number) under the
     // windows setting, which leaves `at_once` out ("changes no call"), and
     // replays by key. The halves of cut windows are numbered in the order

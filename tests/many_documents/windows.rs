@@ -292,7 +292,7 @@ fn values(report: &BulkReport<Statement>) -> Vec<(String, String, u32)> {
 }
 
 // ---------------------------------------------------------------------
-// Review (windows-review): a journal written with one `at_once` replayed
+// a journal written with one `at_once` replayed
 // with another. The journal's key leaves `at_once` out ("changes no
 // call"), but the halves of cut windows are numbered in the order they are
 // cut, which depends on the waves: window 12 is another window.
@@ -348,7 +348,7 @@ impl Model for OneLineAnswers {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn review_a_journal_written_in_waves_of_4_replays_the_same_outcome_one_window_at_a_time() {
+async fn a_journal_written_in_waves_of_4_replays_the_same_outcome_one_window_at_a_time() {
     let path = invoices::temp_journal("windows", "review-at-once");
     let run = |at_once: u32, model: OneLineAnswers| {
         let path = path.clone();

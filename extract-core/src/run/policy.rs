@@ -198,10 +198,10 @@ impl<T> Run<T> {
         child.prompt.system.clone_from(&self.system);
         child.system.clone_from(&self.system);
         child.corrections = self.corrections;
-        child.token_budget = self.token_budget;
+        // The budgets are the document's: the windowed run checks them over
+        // every part's calls, not each part against the whole budget.
         child.rate = self.rate;
         child.cost = self.rate.map(|_| 0.0);
-        child.cost_budget = self.cost_budget;
         child.model.clone_from(&self.model);
         child.rung = self.rung;
         child.trace_content = self.trace_content;
@@ -413,16 +413,21 @@ impl<T> Run<T> {
         let call_cost = self.rate.map(|rate| rate.cost(reply.usage));
         self.cost = self.cost.zip(call_cost).map(|(spent, call)| spent + call);
         if let Some(gathering) = self.gathering.take() {
-            return self.on_gathered_reply(gathering, reply);
+            return self.on_gathered_reply(gathering, reply, call_cost);
         }
         let (result, produced) = self.judge(&reply);
         let violations = match result {
             Ok((value, sources)) => {
-                if self.arrange.is_some() {
-                    self.accepted = match produced {
+                if let Some(arrange) = &self.arrange {
+                    let mut accepted = match produced {
                         Produced::Patch { output, .. } => Some(output),
                         Produced::Reply => syntax::reply_output(&reply),
                     };
+                    // What was validated: the output put in order.
+                    if let Some(output) = &mut accepted {
+                        arrange(output, self.prompt.document.searchable_text());
+                    }
+                    self.accepted = accepted;
                 }
                 self.trace_attempt(&reply, None);
                 self.finished = true;
@@ -486,28 +491,36 @@ impl<T> Run<T> {
         if attempt >= self.retries.attempts() {
             return self.escalate(Reason::BudgetExhausted, output, None);
         }
-        if let Some(budget) = self.token_budget {
-            let spent = self.attempt_usage.iter().map(Usage::total).fold(0, u64::saturating_add);
-            let next = reply.usage.total();
-            if spent.saturating_add(next) > budget {
-                let hint = format!(
-                    "another attempt would exceed the token budget of {budget} ({spent} spent, the last \
-                     attempt took {next}): raise the budget or shorten the document"
-                );
-                return self.escalate(Reason::BudgetExhausted, output, Some(hint));
-            }
-        }
-        if let (Some(budget), Some(spent), Some(next)) = (self.cost_budget, self.cost, call_cost)
-            && spent + next > budget
-        {
-            let hint = format!(
-                "another attempt would exceed the cost budget of ${budget} (${spent:.6} spent, the last attempt \
-                 cost ${next:.6}): raise the budget, use a cheaper model or shorten the document"
-            );
+        if let Some(hint) = self.over_budget(reply.usage, call_cost) {
             return self.escalate(Reason::BudgetExhausted, output, Some(hint));
         }
         self.prompt = self.next_prompt(&reply, output.as_ref(), &violations);
         Next::Call(self.prompt.clone())
+    }
+
+    /// Why another call would exceed the token or cost budget, after a
+    /// last call that spent `last` (and cost `last_cost`): another is
+    /// expected to cost about as much. `None` within both.
+    pub(super) fn over_budget(&self, last: Usage, last_cost: Option<f64>) -> Option<String> {
+        if let Some(budget) = self.token_budget {
+            let spent = self.attempt_usage.iter().map(Usage::total).fold(0, u64::saturating_add);
+            let next = last.total();
+            if spent.saturating_add(next) > budget {
+                return Some(format!(
+                    "another attempt would exceed the token budget of {budget} ({spent} spent, the last \
+                     attempt took {next}): raise the budget or shorten the document"
+                ));
+            }
+        }
+        if let (Some(budget), Some(spent), Some(next)) = (self.cost_budget, self.cost, last_cost)
+            && spent + next > budget
+        {
+            return Some(format!(
+                "another attempt would exceed the cost budget of ${budget} (${spent:.6} spent, the last attempt \
+                 cost ${next:.6}): raise the budget, use a cheaper model or shorten the document"
+            ));
+        }
+        None
     }
 
     /// The reply judged, and what the attempt produced. In a patch
@@ -544,6 +557,8 @@ impl<T> Run<T> {
         let patch = input.get("patch").cloned().unwrap_or_else(|| input.clone().into_owned());
         match apply_patch(base, &input) {
             Ok(mut output) => {
+                // Put in order here, so the output a failed patch leaves
+                // (the next patch's base) is in order too.
                 if let Some(arrange) = &self.arrange {
                     arrange(&mut output, self.prompt.document.searchable_text());
                 }
@@ -583,7 +598,18 @@ impl<T> Run<T> {
         }
     }
 
+    /// `input` validated, put in order first where the run arranges its
+    /// outputs (a full answer to a windowed run's whole, like a patched one).
     fn validate(&self, input: &Value) -> Result<Accepted<T>, Violations> {
+        if let Some(arrange) = &self.arrange {
+            let mut arranged = input.clone();
+            arrange(&mut arranged, self.prompt.document.searchable_text());
+            return self.validate_as_is(&arranged);
+        }
+        self.validate_as_is(input)
+    }
+
+    fn validate_as_is(&self, input: &Value) -> Result<Accepted<T>, Violations> {
         let document = &self.prompt.document;
         crate::validate::guarded(Layer::Semantic, format_args!("the validator"), || {
             (self.validator)(input, document)

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::outcome::{Escalation, FailedAttempt, Validated};
+use super::outcome::{Escalation, FailedAttempt, Reason, Validated};
 use super::patch::patch_tool;
 use super::policy::{Next, Run, Validator, WholeValidator};
 use super::prompt::{Correction, Windowed};
@@ -86,8 +86,9 @@ pub(super) struct Gathering<T> {
     queue: VecDeque<Window>,
     /// How many windows a wave asks at once, after window 1.
     at_once: usize,
-    /// The number the next window made by cutting one in two gets.
-    next_number: u32,
+    /// How many windows the text was split into (what numbers the halves
+    /// of a window cut in two).
+    count: u32,
     /// Window 1's fields besides the lists, once it is valid.
     fields: Option<Map<String, Value>>,
     /// The windows answered, each with its lists' owned items.
@@ -112,7 +113,7 @@ impl<T> Gathering<T> {
         judges: Judges<T>,
     ) -> Gathering<T> {
         let (queue, at_once) = windows;
-        let next_number = u32::try_from(queue.len() + 1).unwrap_or(u32::MAX);
+        let count = u32::try_from(queue.len()).unwrap_or(u32::MAX);
         let mut gathering = Gathering {
             lists,
             index: Arc::new(QuoteIndex::new(text)),
@@ -120,7 +121,7 @@ impl<T> Gathering<T> {
             judges,
             queue,
             at_once: at_once.max(1),
-            next_number,
+            count,
             fields: None,
             gathered: Vec::new(),
             stage: Stage::Ended,
@@ -201,14 +202,23 @@ impl<T> Gathering<T> {
     fn window_task(&self, tool: &Tool, window: &Window) -> String {
         let lists: Vec<String> = self.lists.iter().map(|(list, _)| format!("`{list}`")).collect();
         let lists = lists.join(" and ");
+        // Lines that repeat after its last line of its own (atop the next
+        // page) are its too: the window ends where the next one starts.
+        let end = match window.next_line.as_str() {
+            "" => String::new(),
+            next => format!(
+                " (and the lines after its last up to, not including, the line {})",
+                serde_json::to_string(next).unwrap_or_default()
+            ),
+        };
         let items = format!(
-            "only the items {}, in the order the document lists them, each quoting its own text",
+            "only the items {}{end}, in the order the document lists them, each quoting its own text",
             window.described()
         );
         if self.fields.is_none() {
             format!(
                 "Call `{}` with every field of the document, giving in {lists} {items}: the items after \
-                 that line are asked for in calls of their own.",
+                 them are asked for in calls of their own.",
                 tool.name
             )
         } else {
@@ -258,9 +268,18 @@ impl<T> Gathering<T> {
 impl<T> Run<T> {
     /// Takes a reply to a windowed run's next call: its part's run judges
     /// it; once a wave is answered, the next wave starts, or the merge.
-    pub(super) fn on_gathered_reply(&mut self, mut gathering: Box<Gathering<T>>, reply: Reply) -> Next<T> {
+    pub(super) fn on_gathered_reply(
+        &mut self,
+        mut gathering: Box<Gathering<T>>,
+        reply: Reply,
+        call_cost: Option<f64>,
+    ) -> Next<T> {
+        let usage = reply.usage;
         let stage = std::mem::replace(&mut gathering.stage, Stage::Ended);
-        let done = match stage {
+        // Whether the calls answered so far are all the run has made: the
+        // budgets are weighed before the next calls go out, not mid-wave.
+        let mut between_calls = true;
+        let mut done = match stage {
             Stage::Windows { mut wave, mut again } => {
                 let (window, run) = wave.pop_front().expect("a wave has a call for each reply");
                 self.window_reply(&mut gathering, window, run, reply, &mut again);
@@ -268,6 +287,7 @@ impl<T> Run<T> {
                     self.next_stage(&mut gathering, again)
                 } else {
                     gathering.stage = Stage::Windows { wave, again };
+                    between_calls = false;
                     None
                 }
             }
@@ -291,6 +311,21 @@ impl<T> Run<T> {
             },
             Stage::Ended => unreachable!("Run::on_reply was called after the run finished"),
         };
+        if done.is_none()
+            && between_calls
+            && let Some(hint) = self.over_budget(usage, call_cost)
+        {
+            // The document's budget, over every part's calls.
+            let chain = gathering.chain();
+            let last_output = gathering.fields.is_some().then(|| gathering.merged());
+            let escalation =
+                Escalation::new(Reason::BudgetExhausted, chain, last_output, Some(hint), self.spent())
+                    .with_call_usage(self.attempt_usage().to_vec())
+                    .with_cost(self.cost())
+                    .answered_by(self.model_name(), self.rung());
+            gathering.stage = Stage::Ended;
+            done = Some(Next::Done(Outcome::Escalated(self.over_type_fields(escalation))));
+        }
         self.set_chain(gathering.chain());
         match done {
             Some(done) => {
@@ -318,13 +353,12 @@ impl<T> Run<T> {
     ) {
         let part = window.part();
         let cut = matches!(reply.content, ReplyContent::Truncated { limit: Truncation::MaxTokens, .. })
-            .then(|| window.halves(self.document_text(), gathering.next_number))
+            .then(|| window.halves(self.document_text(), gathering.count))
             .flatten();
         if let Some((head, tail)) = cut {
             // An answer longer than the output limit: the window is asked
             // again as two halves, never escalated as truncated.
             gathering.finished_chain.extend(run.failed_attempts().iter().map(|a| a.clone().in_part(part)));
-            gathering.next_number += 2;
             gathering.queue.push_front(tail);
             gathering.queue.push_front(head);
             return;
@@ -594,9 +628,12 @@ fn anchor_quotes<'v>(items: &'v [Value], anchor: &str) -> Vec<&'v str> {
     items.iter().map(|item| item[anchor]["quote"].as_str().unwrap_or_default()).collect()
 }
 
-/// `sources` with each per-window list item's anchor where the merge
-/// placed it ([`anchor_positions`]), not at its quote's first occurrence:
-/// an identical line on another page is another item's.
+/// `sources` with each per-window list item's `Sourced` values where the
+/// merge placed the item ([`anchor_positions`]), not at their quotes' first
+/// occurrence: an identical line on another page is another item's. The
+/// anchor is at its own position; the item's other quotes at their first
+/// occurrence from the start of the anchor's line (a date printed before
+/// the description).
 fn place_anchors(
     lists: &[(&'static str, &'static str)],
     output: &Value,
@@ -605,15 +642,26 @@ fn place_anchors(
     sources: &mut [Source],
 ) {
     let pages = Pages::of(text);
+    let place = |source: &mut Source, from: usize| {
+        if let Some(range) = index.find_from(&source.quote, from) {
+            source.page = pages.as_ref().map(|pages| pages.page_at(range.start));
+            source.span = Some(range);
+        }
+    };
     for (list, anchor) in lists {
         let Some(items) = output.get(*list).and_then(Value::as_array) else { continue };
         let quotes = anchor_quotes(items, anchor);
         for (i, at) in anchor_positions(index, &quotes).into_iter().enumerate() {
-            let (Some(at), Some(range)) = (at, index.find_from(quotes[i], 0)) else { continue };
-            let path = FieldPath::root().key(*list).index(i).key(*anchor);
-            if let Some(source) = sources.iter_mut().find(|source| source.path == path) {
-                source.span = Some(at..at + range.len());
-                source.page = pages.as_ref().map(|pages| pages.page_at(at));
+            let Some(at) = at else { continue };
+            let item = FieldPath::root().key(*list).index(i);
+            let anchor_path = item.clone().key(*anchor);
+            let line_start =
+                text.get(..at).and_then(|before| before.rfind(['\n', '\u{c}'])).map_or(0, |n| n + 1);
+            for source in
+                sources.iter_mut().filter(|source| source.path.segments().starts_with(item.segments()))
+            {
+                let from = if source.path == anchor_path { at } else { line_start };
+                place(source, from);
             }
         }
     }
@@ -637,17 +685,15 @@ fn numeric_sums<'a>(items: impl Iterator<Item = &'a Value>) -> Vec<(String, f64)
 }
 
 #[cfg(test)]
-mod review_tests {
+mod tests {
     use super::*;
     use serde_json::json;
 
-    // Review (windows-review): `place_anchors` moves an anchor's span to
-    // where the merge placed it but keeps the length of the quote's first
-    // occurrence; where two occurrences differ in whitespace (the match is
-    // whitespace-normalised), the span no longer covers the quote, against
-    // `Source::span`'s promise that `&text[span]` is the quoted passage.
+    // An anchor's span is its own occurrence's, where the merge placed it:
+    // two occurrences that differ in whitespace (the match is whitespace-
+    // normalised) differ in length, and `&text[span]` is the quoted passage.
     #[test]
-    fn review_a_placed_anchor_spans_its_own_occurrence() {
+    fn a_placed_anchor_spans_its_own_occurrence() {
         let text = "Fee    1.00\nRent 9.00\n\u{c}Fee 1.00\nEnd\n";
         let index = QuoteIndex::new(text);
         let line = |quote: &str| json!({"line": {"value": quote, "quote": quote}});

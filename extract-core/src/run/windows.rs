@@ -119,6 +119,7 @@ impl Windows {
                 first_line: trimmed_line(text, line).to_string(),
                 last_line: String::new(),
                 pages: stretch,
+                next_line: String::new(),
             });
         }
         if windows.is_empty() {
@@ -129,15 +130,18 @@ impl Windows {
                 first_line: String::new(),
                 last_line: String::new(),
                 pages: pages.as_ref().filter(|_| counted_in_pages).map(|pages| (1, pages.count())),
+                next_line: String::new(),
             });
         }
-        for window in &mut windows {
+        let firsts: Vec<String> = windows.iter().skip(1).map(|w| w.first_line.clone()).collect();
+        for (window, next) in windows.iter_mut().zip(firsts.into_iter().map(Some).chain([None])) {
             window.last_line = line_starts_in(text, window.range.clone())
                 .map(|line| trimmed_line(text, line))
                 .filter(|line| once.contains(line))
                 .last()
                 .unwrap_or_default()
                 .to_string();
+            window.next_line = next.unwrap_or_default();
         }
         windows
     }
@@ -190,6 +194,10 @@ pub struct Window {
     pub last_line: String,
     /// The pages it covers (1-based, inclusive), for `Windows::pages`.
     pub pages: Option<(u32, u32)>,
+    /// The first line of the window after it, where it ends (empty for
+    /// the last): the lines between its last line of its own and this one
+    /// (lines that repeat, atop the next page) are its too.
+    pub next_line: String,
 }
 
 impl Window {
@@ -217,12 +225,27 @@ impl Window {
     }
 
     /// The window cut in two at its middle line that occurs once in `text`
-    /// (the whole document), numbered `first` and `first + 1`; `None` when
-    /// it has no such line but its first (it cannot be cut).
-    pub fn halves(&self, text: &str, first: u32) -> Option<(Window, Window)> {
+    /// (the whole document) after its first such line; `None` when it has
+    /// no such line (it cannot be cut). `windows` is how many windows the
+    /// text was split into: the halves' numbers follow from the window's
+    /// own, whatever order windows are cut in, so a journal's recorded
+    /// replies name the same window in every run (window `n`'s halves are
+    /// the children of `n` in a binary tree over each first window).
+    pub fn halves(&self, text: &str, windows: u32) -> Option<(Window, Window)> {
+        let windows = windows.max(1);
+        // Number `root + windows * node`: the first windows are nodes 0, a
+        // node's halves `2 node + 1` and `2 node + 2`.
+        let (root, node) = ((self.number - 1) % windows + 1, (self.number - 1) / windows);
+        let number =
+            |child: u32| node.checked_mul(2)?.checked_add(child)?.checked_mul(windows)?.checked_add(root);
+        let (head_number, tail_number) = (number(1)?, number(2)?);
         let once = lines_occurring_once(text);
         let starts: Vec<usize> = line_starts_in(text, self.range.clone())
-            .filter(|line| *line > self.range.start && once.contains(trimmed_line(text, *line)))
+            .filter(|line| *line > self.range.start)
+            .filter(|line| {
+                let trimmed = trimmed_line(text, *line);
+                trimmed != self.first_line && once.contains(trimmed)
+            })
             .collect();
         let cut = *starts.get(starts.len() / 2)?;
         let pages = Pages::of(text);
@@ -236,18 +259,20 @@ impl Window {
             .last()
             .unwrap_or_default();
         let head = Window {
-            number: first,
+            number: head_number,
             range: self.range.start..cut,
             first_line: self.first_line.clone(),
             last_line: last_before.to_string(),
             pages: self.pages.zip(head_end).map(|((from, _), page)| (from, page)),
+            next_line: trimmed_line(text, cut).to_string(),
         };
         let tail = Window {
-            number: first + 1,
+            number: tail_number,
             range: cut..self.range.end,
             first_line: trimmed_line(text, cut).to_string(),
             last_line: self.last_line.clone(),
             pages: self.pages.zip(tail_start).map(|((_, to), page)| (page, to)),
+            next_line: self.next_line.clone(),
         };
         Some((head, tail))
     }
@@ -267,55 +292,74 @@ pub enum Owner {
 
 /// Which window owns each of `anchors` (an answer's items' anchor quotes,
 /// in answer order) answered for `window` of `text` (`index` is the text's).
-/// Quotes are located in answer order, each at its first occurrence after
-/// the previous item's anchor (the window's start for the first), so
-/// identical lines keep their own positions; one not found from there on
-/// is looked for from the document's start (an item of an earlier window).
+/// Quotes are located as [`locate_in_order`] locates them from the
+/// window's start, so identical lines keep their own positions; one found
+/// only where an item before it in the answer already is (the model wrote
+/// the item twice) is that item again, and dropped as another's.
 pub fn owners(index: &QuoteIndex, window: &Window, anchors: &[&str]) -> Vec<Owner> {
-    let mut from = window.range.start;
-    anchors
-        .iter()
-        .map(|anchor| {
-            let found = index.find_from(anchor, from).or_else(|| index.find_from(anchor, 0));
-            match found {
-                Some(range) => {
-                    if range.start >= from {
-                        from = range.start + 1;
-                    }
-                    if window.range.contains(&range.start) {
-                        Owner::Here(range.start)
-                    } else {
-                        Owner::Elsewhere(range.start)
-                    }
-                }
-                None => Owner::Nowhere,
-            }
+    locate_in_order(index, anchors, window.range.start)
+        .into_iter()
+        .map(|located| match located {
+            Located::At(at) if window.range.contains(&at) => Owner::Here(at),
+            Located::At(at) | Located::Again(at) => Owner::Elsewhere(at),
+            Located::Nowhere => Owner::Nowhere,
         })
         .collect()
 }
 
 /// Where each of a merged list's anchor quotes starts in the whole text
-/// (`None`: nowhere), located in list order: each at its first occurrence
-/// after the one before, else (an item a patch appended at the end) at its
-/// first occurrence no item before it took, so two identical lines keep
-/// their own positions wherever a patch put the second.
+/// (`None`: nowhere, or only where an item before it is), located as
+/// [`locate_in_order`] locates them from the text's start: an item a patch
+/// appended at the end takes its first occurrence no item before it took,
+/// so two identical lines keep their own positions wherever a patch put
+/// the second.
 pub fn anchor_positions(index: &QuoteIndex, quotes: &[&str]) -> Vec<Option<usize>> {
+    locate_in_order(index, quotes, 0)
+        .into_iter()
+        .map(|located| match located {
+            Located::At(at) => Some(at),
+            Located::Again(_) | Located::Nowhere => None,
+        })
+        .collect()
+}
+
+/// Where a quote of a list was located.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Located {
+    /// At this byte, which no quote before it took.
+    At(usize),
+    /// Only where a quote before it is: the same item again.
+    Again(usize),
+    /// Nowhere in the text.
+    Nowhere,
+}
+
+/// Where each of `quotes` (in list order) starts: at its first occurrence
+/// from `start` on, after the quote before it, that no quote before it
+/// took; else (an item of an earlier stretch, or one a patch appended) at
+/// its first such occurrence from the text's start.
+fn locate_in_order(index: &QuoteIndex, quotes: &[&str], start: usize) -> Vec<Located> {
     let mut taken: HashSet<usize> = HashSet::new();
-    let mut from = 0;
+    let mut from = start;
     quotes
         .iter()
         .map(|quote| {
-            let unclaimed = |start: usize| {
-                let mut at = index.find_from(quote, start)?.start;
-                while taken.contains(&at) {
-                    at = index.find_from(quote, at + 1)?.start;
+            let unclaimed = |mut at: usize| loop {
+                let found = index.find_from(quote, at)?.start;
+                if !taken.contains(&found) {
+                    return Some(found);
                 }
-                Some(at)
+                at = found + 1;
             };
-            let at = unclaimed(from).or_else(|| unclaimed(0))?;
+            let Some(at) = unclaimed(from).or_else(|| unclaimed(0)) else {
+                return match index.find_from(quote, 0) {
+                    Some(range) => Located::Again(range.start),
+                    None => Located::Nowhere,
+                };
+            };
             taken.insert(at);
             from = from.max(at + 1);
-            Some(at)
+            Located::At(at)
         })
         .collect()
 }
@@ -515,8 +559,11 @@ mod tests {
     fn a_window_cut_in_two_covers_the_same_bytes_at_a_line_of_its_own() {
         let text = statement(6, 4);
         let windows = Windows::pages(3).split(&text);
-        let (head, tail) = windows[1].halves(&text, 3).unwrap();
-        assert_eq!((head.number, tail.number), (3, 4));
+        let (head, tail) = windows[1].halves(&text, 2).unwrap();
+        // Window 2 of 2: its halves are the children of node 0 under root 2.
+        assert_eq!((head.number, tail.number), (4, 6));
+        let (head_of_head, tail_of_head) = head.halves(&text, 2).unwrap();
+        assert_eq!((head_of_head.number, tail_of_head.number), (8, 10));
         assert_eq!(head.range.start, windows[1].range.start);
         assert_eq!(tail.range.end, windows[1].range.end);
         assert_eq!(head.range.end, tail.range.start, "no gap, no overlap");
@@ -533,13 +580,13 @@ mod tests {
         assert_eq!(one[0].halves("A\nB\n", 3), None);
     }
 
-    // Review (windows-review): an item after one whose quote starts with a
+    // an item after one whose quote starts with a
     // character of more than one byte is looked for from the middle of that
     // character; `QuoteIndex::find_from` finds nothing there, so the item is
     // looked for from the document's start and lands on an identical line of
     // an earlier window: dropped as another window's.
     #[test]
-    fn review_an_item_after_a_non_ascii_quote_keeps_its_own_window() {
+    fn an_item_after_a_non_ascii_quote_keeps_its_own_window() {
         let text = "Konto 7\nGebühr 1,00\n\u{c}Seite 2\nÜberweisung 5,00\nGebühr 1,00\n";
         let windows = Windows::pages(1).split(text);
         assert_eq!(windows.len(), 2);
@@ -552,11 +599,11 @@ mod tests {
         assert!(at.iter().all(Option::is_some), "{at:?}");
     }
 
-    // Review (windows-review): a model that repeats an item in its answer
+    // a model that repeats an item in its answer
     // gets it kept twice at the same byte: the fallback search from the
     // document's start lands on the occurrence the first copy took.
     #[test]
-    fn review_an_item_answered_twice_is_not_kept_twice() {
+    fn an_item_answered_twice_is_not_kept_twice() {
         let text = "Ledger 1\nrent 1\n\u{c}Page 2\nfood 2\nwine 3\n";
         let windows = Windows::pages(1).split(text);
         let index = QuoteIndex::new(text);
@@ -572,41 +619,35 @@ mod tests {
         assert_eq!(at.len(), gathered.owned.len(), "one item per byte: {:?}", gathered.owned);
     }
 
-    // Review (windows-review): a line that repeats elsewhere (a fee, a
+    // a line that repeats elsewhere (a fee, a
     // carried-over line) at the top of a page, before the page's first line
-    // of its own, is in the bytes of the window before, but that window's
-    // instruction ends at its last line of its own on the page before
-    // ("through the line .., page 1"), and the next window's begins after it.
-    // No instruction covers it; when the next window answers it anyway (it is
-    // on its page), ownership finds the copy on page 1 and drops it.
+    // of its own, is in the bytes of the window before; the instruction
+    // "through the line .." alone would not ask for it. The window says
+    // where it ends: the next window's first line, so the repeated line is
+    // asked of the window that owns it.
     #[test]
-    fn review_a_repeated_line_at_the_top_of_a_page_is_some_windows_item() {
+    fn a_repeated_line_at_the_top_of_a_page_is_some_windows_item() {
         let text = "Fees of March\nFee 1.00\nRent 9.00\n\u{c}Fee 1.00\nFood 2.00\n";
         let windows = Windows::pages(1).split(text);
         assert_eq!(windows.len(), 2);
         let second_fee = text.rfind("Fee 1.00").unwrap();
+        assert!(windows[0].range.contains(&second_fee), "window 1 owns the fee atop page 2");
+        assert_eq!(windows[0].next_line, "Food 2.00", "and is told it ends there");
+        assert_eq!(windows[1].next_line, "");
         let index = QuoteIndex::new(text);
-        // Window 2's answer by its page: the fee of page 2, then the food.
-        let owners = owners(&index, &windows[1], &["Fee 1.00", "Food 2.00"]);
-        let owned_by_2 = matches!(owners[0], Owner::Here(at) if at == second_fee);
-        // Or window 1 is asked for it: its instruction names the line's page.
-        let asked_of_1 = windows[0].described().contains("page 2") || windows[0].last_line == "Fee 1.00";
-        assert!(
-            owned_by_2 || asked_of_1,
-            "the fee of page 2 is asked of no window: {:?} / {:?}; window 2's owners {owners:?}",
-            windows[0].described(),
-            windows[1].described()
-        );
+        // Window 1's answer through its end: both fees are its own.
+        let owners = owners(&index, &windows[0], &["Fee 1.00", "Rent 9.00", "Fee 1.00"]);
+        assert_eq!(owners[2], Owner::Here(second_fee), "{owners:?}");
     }
 
-    // Review (windows-review): window 1 starts at byte 0, before its first
+    // window 1 starts at byte 0, before its first
     // line of its own, so `halves` counts that line as a place to cut. A
     // window 1 with one line of its own is "cut" into a head of repeated
     // lines only, named `from the line "Title" through the line ""`, and a
     // tail that is the same window again: a wasted call, then the tail
     // cannot be cut.
     #[test]
-    fn review_window_1_with_one_line_of_its_own_cannot_be_cut() {
+    fn window_1_with_one_line_of_its_own_cannot_be_cut() {
         let text = "HEADER\nTitle\nx 1\nx 1\n\u{c}HEADER\nPage 2\n";
         let windows = Windows::pages(1).split(text);
         assert_eq!(windows[0].first_line, "Title");

@@ -353,7 +353,12 @@ impl QuoteIndex {
             return None;
         }
         let n = &self.normalized;
-        let start = n.origin.partition_point(|origin| (*origin as usize) < from);
+        let mut start = n.origin.partition_point(|origin| (*origin as usize) < from);
+        // `from` inside a character (one byte after a quote that starts
+        // with `Ü`): the search starts at the next character.
+        while start < n.text.len() && !n.text.is_char_boundary(start) {
+            start += 1;
+        }
         let at = str::get(&n.text, start..)?.find(&quote)? + start;
         Some(n.original(at..at + quote.len()))
     }
