@@ -371,3 +371,22 @@ async fn a_journal_written_in_waves_of_4_replays_the_same_outcome_one_window_at_
     let valid = outcome.valid().unwrap_or_else(|| panic!("replayed to other windows: {outcome:#?}"));
     assert_eq!(valid.value().rows.len(), 12);
 }
+
+/// Message Batches ask each document in one request: windows, which ask a
+/// long document call after call, are refused before anything is sent
+/// (the client points at a port nothing listens on).
+#[cfg(feature = "anthropic")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_batches_refuse_windows_and_say_so() {
+    use extract::anthropic::{Batches, Client};
+    let client = Client::builder()
+        .api_key("test-key")
+        .base_url("http://127.0.0.1:9")
+        .model("claude-haiku-5-5")
+        .build()
+        .unwrap();
+    let extractor = Extractor::new(client).windows(Windows::pages(3));
+    let error = Batches::with_extractor(extractor).run::<Statement>(documents()).await.unwrap_err();
+    assert_eq!(error.kind(), extract::ErrorKind::Configuration, "{error}");
+    assert!(error.to_string().contains("windows (pages(3))"), "{error}");
+}

@@ -1,19 +1,24 @@
 //! A windowed extraction's run (DESIGN.md, "Long documents: windows owned
-//! by quotes"): one [`Run`] per window, asked in document order, then the
-//! merged output validated whole and, where it fails, corrected by one
-//! patch run over the whole. The window geometry (splitting, ownership,
-//! merging) is [`super::windows`]'; this is the policy over it.
+//! by quotes"): one [`Run`] per window, then the merged output validated
+//! whole and, where it fails, corrected by one patch run over the whole.
+//! The window geometry (splitting, ownership, merging) is
+//! [`super::windows`]'; this is the policy over it.
 //!
 //! ```text
-//! window 1 run ─ valid ─> window 2 run ─ ... ─> merge ─ valid ───────────> Valid
-//!      │ truncated: cut in two, asked again         └ invalid ─> whole run ─> Valid | Escalated
-//!      └ escalated ─────────────────────────────────────────────────────────> Escalated
+//! window 1 ─ valid ─> wave of windows 2..=5 ─> wave ... ─> merge ─ valid ───────────> Valid
+//!    │ cut by the output limit: its halves join the next wave     └ invalid ─> whole ─> Valid | Escalated
+//!    └ escalated (any window, at the end of its wave) ──────────────────────────────────> Escalated
 //! ```
 //!
-//! Each part is an ordinary [`Run`] (its retries, its systematic check, its
-//! corrections), so a window's own violations are corrected in that window.
-//! The outer run counts every call's usage and cost, and keeps every part's
-//! failed attempts, each tagged with its part.
+//! Window 1 is asked alone (it writes the prompt cache and answers the
+//! fields later windows are judged with); then windows go in waves of
+//! `Windows::at_once`, judged in window order, a window that needs a
+//! correction asked again in the next wave. Each part is an ordinary
+//! [`Run`] (its retries, its systematic check, its corrections), so a
+//! window's own violations are corrected in that window. The outer run
+//! counts every call's usage and cost, weighs the document's budgets
+//! between waves, and keeps every part's failed attempts, each tagged with
+//! its part.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -316,15 +321,9 @@ impl<T> Run<T> {
             && let Some(hint) = self.over_budget(usage, call_cost)
         {
             // The document's budget, over every part's calls.
-            let chain = gathering.chain();
             let last_output = gathering.fields.is_some().then(|| gathering.merged());
-            let escalation =
-                Escalation::new(Reason::BudgetExhausted, chain, last_output, Some(hint), self.spent())
-                    .with_call_usage(self.attempt_usage().to_vec())
-                    .with_cost(self.cost())
-                    .answered_by(self.model_name(), self.rung());
+            done = Some(self.escalated(Reason::BudgetExhausted, gathering.chain(), last_output, Some(hint)));
             gathering.stage = Stage::Ended;
-            done = Some(Next::Done(Outcome::Escalated(self.over_type_fields(escalation))));
         }
         self.set_chain(gathering.chain());
         match done {
@@ -459,13 +458,24 @@ impl<T> Run<T> {
         gathering.finished_chain.extend(escalation.error_chain.iter().map(|a| a.clone().in_part(part)));
         gathering.stage = Stage::Ended;
         let chain = gathering.finished_chain.clone();
-        let usage = self.spent();
-        let escalated = Escalation::new(escalation.reason, chain, last_output, escalation.fix_hint, usage)
+        self.escalated(escalation.reason, chain, last_output, escalation.fix_hint)
+    }
+
+    /// The run's escalation: `chain` (every part's failed attempts), and
+    /// every call's usage and cost.
+    fn escalated(
+        &self,
+        reason: Reason,
+        chain: Vec<FailedAttempt>,
+        last_output: Option<Value>,
+        fix_hint: Option<String>,
+    ) -> Next<T> {
+        let escalation = Escalation::new(reason, chain, last_output, fix_hint, self.spent())
             .with_call_usage(self.attempt_usage().to_vec())
             .with_cost(self.cost())
             .answered_by(self.model_name(), self.rung());
-        tracing::info!(target: "extract", reason = escalated.reason.as_str(), "extraction escalated");
-        Next::Done(Outcome::Escalated(self.over_type_fields(escalated)))
+        tracing::info!(target: "extract", reason = escalation.reason.as_str(), "extraction escalated");
+        Next::Done(Outcome::Escalated(self.over_type_fields(escalation)))
     }
 }
 

@@ -292,7 +292,7 @@ pub enum Owner {
 
 /// Which window owns each of `anchors` (an answer's items' anchor quotes,
 /// in answer order) answered for `window` of `text` (`index` is the text's).
-/// Quotes are located as [`locate_in_order`] locates them from the
+/// Quotes are located in answer order (`locate_in_order`) from the
 /// window's start, so identical lines keep their own positions; one found
 /// only where an item before it in the answer already is (the model wrote
 /// the item twice) is that item again, and dropped as another's.
@@ -308,8 +308,8 @@ pub fn owners(index: &QuoteIndex, window: &Window, anchors: &[&str]) -> Vec<Owne
 }
 
 /// Where each of a merged list's anchor quotes starts in the whole text
-/// (`None`: nowhere, or only where an item before it is), located as
-/// [`locate_in_order`] locates them from the text's start: an item a patch
+/// (`None`: nowhere, or only where an item before it is), located in
+/// list order (`locate_in_order`) from the text's start: an item a patch
 /// appended at the end takes its first occurrence no item before it took,
 /// so two identical lines keep their own positions wherever a patch put
 /// the second.
