@@ -140,8 +140,8 @@ async fn the_readme_invoice_requests_stay_small() {
 // ---------------------------------------------------------------------------
 // A windowed extraction's requests
 
-use extract::Windows;
 use extract::model::{Model, ReplyContent};
+use extract::{Validated, Windows};
 
 use crate::support::long_documents::{LongDocument, Statement, long_document};
 use crate::support::long_stand_in::{Faults, LongStandIn};
@@ -184,6 +184,19 @@ fn tool_use(name: &str, input: &Value) -> Step {
 /// The request bodies, as bytes, of the windowed extraction of `document`
 /// by a Claude client for `model` (document blocks on, as Anthropic's own
 /// API gets them), the server answering as the stand-in with `faults` does.
+/// `document` gathered by `model` in windows of four pages: valid, with
+/// every transaction.
+async fn gathered_by_pages_of_4<M: Model + 'static>(
+    model: M,
+    document: &LongDocument,
+) -> Validated<Statement> {
+    let extractor = Extractor::new(model).windows(Windows::pages(4));
+    let outcome = extractor.extract::<Statement>(document.text.as_str()).await.unwrap();
+    let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
+    assert_eq!(valid.value().transactions.len(), document.items().len());
+    valid
+}
+
 async fn windowed_bodies(document: &LongDocument, faults: Faults, model: &str) -> Vec<Vec<u8>> {
     let answers = stand_in_answers(document, faults, Windows::pages(4)).await;
     let server = Server::start(answers.iter().map(|(name, input)| tool_use(name, input)).collect()).await;
@@ -195,13 +208,7 @@ async fn windowed_bodies(document: &LongDocument, faults: Faults, model: &str) -
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let outcome = Extractor::new(client)
-        .windows(Windows::pages(4))
-        .extract::<Statement>(document.text.as_str())
-        .await
-        .unwrap();
-    let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
-    assert_eq!(valid.value().transactions.len(), document.items().len());
+    let valid = gathered_by_pages_of_4(client, document).await;
     assert_eq!(valid.attempts() as usize, answers.len(), "one attempt per call");
     let bodies = server.raw_bodies();
     assert_eq!(bodies.len(), answers.len(), "one request per call");
@@ -352,13 +359,7 @@ async fn over_chat_completions_every_windowed_call_offers_both_functions_and_req
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let outcome = Extractor::new(client)
-        .windows(Windows::pages(4))
-        .extract::<Statement>(document.text.as_str())
-        .await
-        .unwrap();
-    let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
-    assert_eq!(valid.value().transactions.len(), document.items().len());
+    gathered_by_pages_of_4(client, &document).await;
 
     let bodies = server.bodies();
     assert_eq!(bodies.len(), answers.len());
