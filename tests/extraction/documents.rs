@@ -88,6 +88,42 @@ fn a_quote_on_a_text_with_pages_says_its_page() {
     assert!(serde_json::to_value(&plain).unwrap()["sources"][0]["page"].is_null());
 }
 
+/// A statement of fees: each fee quoting its line.
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Fees {
+    title: Sourced<String>,
+    fees: Vec<Fee>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, Extractable)]
+struct Fee {
+    line: Sourced<String>,
+}
+
+#[test]
+fn identical_lines_quoted_by_two_items_keep_their_own_spans_and_pages() {
+    // The same fee on two pages: two items, two lines; the title quotes the
+    // first fee's line too, at another place, and keeps the first occurrence.
+    let text = "Fee 1.00\nRent 9.00\n\u{c}Fee   1.00\nEnd\n";
+    let quoted = |quote: &str| json!({"value": quote, "quote": quote});
+    let output = json!({
+        "title": quoted("Fee 1.00"),
+        "fees": [{"line": quoted("Fee 1.00")}, {"line": quoted("Rent 9.00")}, {"line": quoted("Fee 1.00")}],
+    });
+    let fees = valid(Extractor::new(Scripted::new([output])).extract_blocking::<Fees>(text).unwrap());
+    let placed: Vec<(String, &str, Option<u32>)> =
+        fees.sources().iter().map(|s| (s.path.to_string(), &text[s.span.clone().unwrap()], s.page)).collect();
+    assert_eq!(
+        placed,
+        [
+            ("title".to_string(), "Fee 1.00", Some(1)),
+            ("fees[0].line".to_string(), "Fee 1.00", Some(1)),
+            ("fees[1].line".to_string(), "Rent 9.00", Some(1)),
+            ("fees[2].line".to_string(), "Fee   1.00", Some(2)),
+        ]
+    );
+}
+
 #[test]
 fn a_type_without_sourced_values_has_no_sources_key() {
     let outcome =

@@ -14,10 +14,10 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 
 use super::form::{self, BLANK_ROWS, Field, Input};
-use crate::validate::check::locate_quote;
+use crate::validate::check::locate_quotes;
 use crate::vocabulary::pages::Pages;
 use crate::vocabulary::text::shorten;
-use crate::{Content, Document, Segment, Violation, Violations};
+use crate::{Content, Document, FieldPath, Segment, Violation, Violations};
 use extract_drive::journal::Waiting;
 
 /// The keyboard shortcuts, served as `desk.js`: `n` next, `p` previous,
@@ -327,35 +327,47 @@ struct Quote {
     span: Option<Range<usize>>,
 }
 
-/// Every `{ "value", "quote" }` object in `values` (the shape of a `Sourced`).
+/// Every `{ "value", "quote" }` object in `values` (the shape of a `Sourced`),
+/// each found in `text` as the validator places its sources (an identical
+/// quote at the same place of a later item at the next occurrence).
 fn quotes_in(values: &Map<String, Value>, text: Option<&str>) -> Vec<Quote> {
-    fn walk(value: &Value, path: String, field: &str, text: Option<&str>, out: &mut Vec<Quote>) {
+    fn walk(value: &Value, path: FieldPath, field: &str, out: &mut Vec<(FieldPath, Quote)>) {
         match value {
             Value::Object(object) => {
                 if let (Some(Value::String(quote)), true, 2) =
                     (object.get("quote"), object.contains_key("value"), object.len())
                 {
-                    let span = text.and_then(|t| locate_quote(t, quote));
-                    out.push(Quote { path, field: field.to_string(), quote: quote.clone(), span });
+                    let shown = path.to_string();
+                    let found =
+                        Quote { path: shown, field: field.to_string(), quote: quote.clone(), span: None };
+                    out.push((path, found));
                     return;
                 }
                 for (key, inner) in object {
-                    walk(inner, format!("{path}.{key}"), field, text, out);
+                    walk(inner, path.clone().key(key.clone()), field, out);
                 }
             }
             Value::Array(items) => {
                 for (i, inner) in items.iter().enumerate() {
-                    walk(inner, format!("{path}[{i}]"), field, text, out);
+                    walk(inner, path.clone().index(i), field, out);
                 }
             }
             _ => {}
         }
     }
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for (name, value) in values {
-        walk(value, name.clone(), name, text, &mut out);
+        walk(value, FieldPath::root().key(name.clone()), name, &mut found);
     }
-    out
+    let spans = match text {
+        Some(text) => {
+            let quotes: Vec<(FieldPath, &str)> =
+                found.iter().map(|(path, quote)| (path.clone(), quote.quote.as_str())).collect();
+            locate_quotes(text, &quotes)
+        }
+        None => vec![None; found.len()],
+    };
+    found.into_iter().zip(spans).map(|((_, quote), span)| Quote { span, ..quote }).collect()
 }
 
 /// The top-level fields a violation names (its path's and its fields').
@@ -852,6 +864,21 @@ fn marked_text(text: &str, quotes: &[Quote]) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identical_lines_quoted_by_two_items_are_marked_each_on_its_own_page() {
+        let text = "Fee 1.00\nRent 9.00\n\u{c}Fee 1.00\n";
+        let quoted = |quote: &str| serde_json::json!({"value": quote, "quote": quote});
+        let values =
+            serde_json::json!({"fees": [{"line": quoted("Fee 1.00")}, {"line": quoted("Fee 1.00")}]});
+        let quotes = quotes_in(values.as_object().unwrap(), Some(text));
+        let spans: Vec<_> = quotes.iter().map(|q| (q.path.as_str(), q.span.clone())).collect();
+        assert_eq!(
+            spans,
+            [("fees[0].line", Some(0..8)), ("fees[1].line", Some(20..28))],
+            "the second after the form feed"
+        );
+    }
 
     #[test]
     fn a_redirect_stays_on_the_desk_wherever_it_is_mounted() {

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ops::Range;
 
@@ -27,6 +28,8 @@ pub struct Audit<'d> {
     path: Vec<Segment>,
     violations: Vec<Violation>,
     sources: Vec<Source>,
+    /// Where the quotes that held so far were placed, for identical quotes.
+    repeats: Repeats,
     /// Every check the walk ran, kept only when asked for
     /// ([`with_ledger`](Audit::with_ledger)).
     ledger: Option<Vec<CheckRun>>,
@@ -66,6 +69,7 @@ impl<'d> Audit<'d> {
             path: Vec::new(),
             violations: Vec::new(),
             sources: Vec::new(),
+            repeats: Repeats::default(),
             ledger: None,
         }
     }
@@ -276,8 +280,16 @@ impl<'d> Audit<'d> {
             Some(_) => None,
         };
         let Some(mut message) = failure else {
-            let span = found.flatten();
             let path = self.here(&[]);
+            // The second of two identical lines quoted at the same place
+            // of two items (two identical transactions) is the next occurrence.
+            let span = match (self.text, found.flatten()) {
+                (Some(text), Some(first)) => {
+                    let normalized = self.normalized.get_or_init(|| Normalized::of(text));
+                    self.repeats.place(normalized, pattern_of(&path), &quote_norm).or(Some(first))
+                }
+                (_, span) => span,
+            };
             let page = match (self.text, &span) {
                 (Some(text), Some(span)) => {
                     self.pages.get_or_init(|| Pages::of(text)).as_ref().map(|pages| pages.page_at(span.start))
@@ -320,6 +332,58 @@ impl<'d> Audit<'d> {
     }
 }
 
+/// Where identical quotes go: quoted at the same place of different items
+/// (`transactions[*].description`), the first is the text's first
+/// occurrence, the second its next one, and so on (the first again past
+/// the last), so two identical lines each keep their own span and page.
+#[derive(Debug, Default)]
+struct Repeats(HashMap<(String, String), usize>);
+
+impl Repeats {
+    /// Where the quote `quote_norm` (whitespace normalised) at the place
+    /// `pattern` goes in `normalized`; `None` when it does not occur.
+    fn place(&mut self, normalized: &Normalized, pattern: String, quote_norm: &str) -> Option<Range<usize>> {
+        let key = (pattern, quote_norm.to_string());
+        let from = self.0.get(&key).map_or(0, |at| at + 1);
+        let at = normalized.find_from(quote_norm, from).or_else(|| normalized.find_from(quote_norm, 0))?;
+        self.0.insert(key, at);
+        Some(normalized.original(at..at + quote_norm.len()))
+    }
+}
+
+/// A path with its indices left out: the place of a value in every item.
+fn pattern_of(path: &FieldPath) -> String {
+    let keys: Vec<&str> = path
+        .segments()
+        .iter()
+        .map(|segment| match segment {
+            Segment::Key(key) => key.as_ref(),
+            Segment::Index(_) => "*",
+        })
+        .collect();
+    keys.join(".")
+}
+
+/// The byte range of each of `quotes` (each with its place, a JSON path
+/// such as `transactions[3].description`) in `text`, found as the semantic
+/// layer finds them and placed as its sources are: an identical quote at
+/// the same place of a later item takes the next occurrence. For pages that
+/// highlight the quotes of an output; `None` where absent or empty.
+pub fn locate_quotes(text: &str, quotes: &[(FieldPath, &str)]) -> Vec<Option<Range<usize>>> {
+    let normalized = Normalized::of(text);
+    let mut repeats = Repeats::default();
+    quotes
+        .iter()
+        .map(|(path, quote)| {
+            let quote = normalize_whitespace(quote);
+            if quote.is_empty() {
+                return None;
+            }
+            repeats.place(&normalized, pattern_of(path), &quote)
+        })
+        .collect()
+}
+
 /// The byte range of `quote` in `text`, found as the semantic layer finds
 /// it (whitespace normalised on both sides, the text's case): for pages
 /// that highlight a quote the layer would accept. `None` when absent or empty.
@@ -353,13 +417,10 @@ impl QuoteIndex {
             return None;
         }
         let n = &self.normalized;
-        let mut start = n.origin.partition_point(|origin| (*origin as usize) < from);
         // `from` inside a character (one byte after a quote that starts
         // with `Ü`): the search starts at the next character.
-        while start < n.text.len() && !n.text.is_char_boundary(start) {
-            start += 1;
-        }
-        let at = str::get(&n.text, start..)?.find(&quote)? + start;
+        let start = n.origin.partition_point(|origin| (*origin as usize) < from);
+        let at = n.find_from(&quote, start)?;
         Some(n.original(at..at + quote.len()))
     }
 }
@@ -397,6 +458,15 @@ impl Normalized {
     }
 
     /// The original byte range of the normalised range `range` (not empty).
+    /// Where `quote` (normalised) first occurs in the normalised text at
+    /// or after its byte `from` (moved to the next character inside one).
+    fn find_from(&self, quote: &str, mut from: usize) -> Option<usize> {
+        while from < self.text.len() && !self.text.is_char_boundary(from) {
+            from += 1;
+        }
+        Some(str::get(&self.text, from..)?.find(quote)? + from)
+    }
+
     fn original(&self, range: Range<usize>) -> Range<usize> {
         self.origin[range.start] as usize..self.origin[range.end - 1] as usize + 1
     }

@@ -22,7 +22,7 @@ pub(crate) use audit::described;
 pub use audit::{
     Audit, AuditProbe, AuditSkip, Audited, Keyed, Lazy, LazyWalk, NestedNone, NestedProbe, Wrapper,
 };
-pub use audit::{CheckRun, QuoteIndex, locate_quote};
+pub use audit::{CheckRun, QuoteIndex, locate_quote, locate_quotes};
 pub use num::{
     ArithOp, Computed, DEFAULT_RELATIVE_TOLERANCE, FloatLit, IntLit, Meet, Num, Number, Tolerance, kind,
 };
