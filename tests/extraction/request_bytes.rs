@@ -51,6 +51,19 @@ fn corrected_output() -> Value {
 use crate::support::server as common;
 use common::{Server, Step};
 
+/// A client of `server` for `model`, making the request Anthropic's own API
+/// gets: the document as a document block.
+fn client(server: &Server, model: &str) -> Client {
+    Client::builder()
+        .api_key("test-key")
+        .base_url(&server.base_url)
+        .model(model)
+        .document_blocks(true)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
 #[cfg(feature = "chrono")]
 /// A 200 whose message calls `record_invoice` with `input`.
 fn tool_call(input: Value) -> Step {
@@ -69,17 +82,11 @@ fn tool_call(input: Value) -> Step {
 /// models refuse a forced choice and get the strict tool with `auto`).
 async fn bodies(model: &str) -> Vec<Vec<u8>> {
     let server = Server::start(vec![tool_call(first_output()), tool_call(corrected_output())]).await;
-    let client = Client::builder()
-        .api_key("test-key")
-        .base_url(&server.base_url)
-        .model(model)
-        // The request Anthropic's own API gets: the document as a document block.
-        .document_blocks(true)
-        .timeout(Duration::from_secs(10))
-        .build()
+    let outcome = Extractor::new(client(&server, model))
+        .retries(Retries::new(2).unwrap())
+        .extract::<Invoice>(DOCUMENT)
+        .await
         .unwrap();
-    let outcome =
-        Extractor::new(client).retries(Retries::new(2).unwrap()).extract::<Invoice>(DOCUMENT).await.unwrap();
     let Outcome::Valid(valid) = outcome else { panic!("expected Valid, got {outcome:?}") };
     assert_eq!(valid.attempts(), 2);
     let bodies = server.raw_bodies();
@@ -200,15 +207,7 @@ async fn gathered_by_pages_of_4<M: Model + 'static>(
 async fn windowed_bodies(document: &LongDocument, faults: Faults, model: &str) -> Vec<Vec<u8>> {
     let answers = stand_in_answers(document, faults, Windows::pages(4)).await;
     let server = Server::start(answers.iter().map(|(name, input)| tool_use(name, input)).collect()).await;
-    let client = Client::builder()
-        .api_key("test-key")
-        .base_url(&server.base_url)
-        .model(model)
-        .document_blocks(true)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let valid = gathered_by_pages_of_4(client, document).await;
+    let valid = gathered_by_pages_of_4(client(&server, model), document).await;
     assert_eq!(valid.attempts() as usize, answers.len(), "one attempt per call");
     let bodies = server.raw_bodies();
     assert_eq!(bodies.len(), answers.len(), "one request per call");

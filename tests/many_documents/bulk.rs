@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use extract::journal::JournalProblem;
 use extract::model::{Model, ModelFuture, Prompt, Reply};
@@ -276,7 +276,7 @@ fn replies(path: &Path) -> usize {
 /// Runs `child_process_bulk_run` in a real child process over the document
 /// set `set`, and kills it once the journal holds `replies` replies.
 fn kill_child_after(path: &Path, set: &str, at_least: usize) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["bulk::child_process_bulk_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_BULK_CHILD_JOURNAL", path)
         .env("EXTRACT_BULK_CHILD_SET", set)
@@ -284,14 +284,7 @@ fn kill_child_after(path: &Path, set: &str, at_least: usize) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while replies(path) < at_least {
-        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
-        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    invoices::kill_once_journalled(child, path, at_least);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use extract::model::{Model, ModelFuture, Prompt};
 use extract::{Bulk, BulkReport, Document, Extractor, Windows};
@@ -220,21 +220,14 @@ fn child_process_windowed_run() {
 /// Runs `child_process_windowed_run` in a real child process and kills it
 /// (SIGKILL) once the journal holds `at_least` replies.
 fn kill_child_after(path: &Path, at_least: usize) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let child = Command::new(std::env::current_exe().unwrap())
         .args(["windows::child_process_windowed_run", "--exact", "--test-threads=1"])
         .env("EXTRACT_WINDOWS_CHILD_JOURNAL", path)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while invoices::journal_replies(path) < at_least {
-        assert!(started.elapsed() < Duration::from_secs(60), "the child journalled nothing");
-        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    invoices::kill_once_journalled(child, path, at_least);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

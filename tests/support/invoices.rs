@@ -54,6 +54,19 @@ pub fn temp_journal(suite: &str, name: &str) -> PathBuf {
 
 /// The replies a journal holds (0 when there is no journal yet), read as
 /// the `sqlite3` shell would, without the run's lock.
+/// Kills `child` (SIGKILL) once the journal at `path` holds `at_least`
+/// replies: a run stopped at the worst moment, mid-run.
+pub fn kill_once_journalled(mut child: std::process::Child, path: &Path, at_least: usize) {
+    let started = std::time::Instant::now();
+    while journal_replies(path) < at_least {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the child journalled nothing");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 pub fn journal_replies(path: &Path) -> usize {
     journal_count(path, "SELECT count(*) FROM replies")
 }
